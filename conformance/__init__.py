@@ -1,0 +1,1 @@
+"""The conformance suite: the executable specification of refimpl's semantics."""

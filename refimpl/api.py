@@ -1,0 +1,370 @@
+"""The user-facing transformations of this layer: `jit` and `make_jaxpr`.
+
+`jit(f)` flattens its arguments (pytrees), abstracts each leaf to a
+ShapedArray, and looks up a cache keyed by (avals, static arguments, tree
+structure, tracing config). On a miss it traces `f` to a ClosedJaxpr. The
+call itself is one application of the `jit` primitive, whose params hold the
+jaxpr; evaluated eagerly it hands the jaxpr to a backend, traced it nests.
+"""
+
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from refimpl import backends, core, tree_util
+from refimpl.config import config
+from refimpl.interpreters import partial_eval as pe
+from refimpl.jaxpr import dce_jaxpr, ClosedJaxpr
+
+
+# --- the jit primitive -----------------------------------------------------
+
+class JitPrimitive(core.Primitive):
+  """`jit[name, jaxpr, backend] *args`: calls a closed jaxpr.
+
+  Shape rule: the outputs are the jaxpr's out_avals. Evaluated eagerly, the
+  jaxpr (dead code removed) is compiled by the named backend (the configured
+  one when `backend` is None) and run. With `jax_debug_nans`, a NaN in an
+  output makes it re-run the jaxpr op by op to name the equation at fault.
+  """
+
+  multiple_results = True
+
+  def __init__(self):
+    super().__init__("jit")
+    self._compiled = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {backend: callable}
+    self.def_abstract_eval(lambda *avals, jaxpr, name, backend: jaxpr.out_avals)
+    self.def_impl(self._call)
+
+  def _compile(self, jaxpr, backend_name):
+    per_jaxpr = self._compiled.setdefault(jaxpr, {})
+    if backend_name not in per_jaxpr:
+      dced = ClosedJaxpr(dce_jaxpr(jaxpr.jaxpr), jaxpr.consts)
+      per_jaxpr[backend_name] = backends.get_backend(backend_name)(dced)
+    return per_jaxpr[backend_name]
+
+  def _call(self, *args, jaxpr, name, backend):
+    compiled = self._compile(jaxpr, backend or config.backend)
+    with config.option("jax_debug_nans", False):
+      outs = compiled(*args)
+    if config.jax_debug_nans and any(_has_nan(o) for o in outs):
+      return self._rerun_op_by_op(jaxpr, name, args)
+    return outs
+
+  def _rerun_op_by_op(self, jaxpr, name, args):
+    from refimpl.interpreters.eval import eval_closed_jaxpr
+    try:
+      with core.eval_context():
+        outs = eval_closed_jaxpr(jaxpr, *args)
+    except FloatingPointError as err:
+      raise FloatingPointError(
+          f"{err}\nInvalid nan value encountered in the output of jit function "
+          f"{name}; re-running it op by op found the equation above.") from None
+    import warnings
+    warnings.warn(f"A NaN appeared in the output of jit function {name} but not "
+                  "when re-running it op by op; continuing.", RuntimeWarning)
+    return [core.to_numpy(o) for o in outs]
+
+  def pp_params(self, params):
+    """`name` first, then `jaxpr`; `backend` only when one was chosen."""
+    shown = {"name": params["name"], "jaxpr": params["jaxpr"]}
+    if params["backend"] is not None:
+      shown["backend"] = params["backend"]
+    return shown
+
+
+def _has_nan(x):
+  x = np.asarray(x)
+  return np.issubdtype(x.dtype, np.inexact) and bool(np.isnan(x).any())
+
+
+jit_p = JitPrimitive()
+
+
+# --- jit -------------------------------------------------------------------
+
+# Traces shared by every jit of the same function, as in JAX: calling
+# `jit(f)(x)` twice traces f once.
+_trace_cache = weakref.WeakKeyDictionary()
+
+
+def _normalize_static(fun, static_argnums, static_argnames):
+  """Resolves static_argnums and static_argnames into each other via the signature."""
+  if static_argnums is None:
+    static_argnums = ()
+  elif isinstance(static_argnums, int):
+    static_argnums = (static_argnums,)
+  if static_argnames is None:
+    static_argnames = ()
+  elif isinstance(static_argnames, str):
+    static_argnames = (static_argnames,)
+  static_argnums, static_argnames = tuple(static_argnums), tuple(static_argnames)
+  try:
+    params = list(inspect.signature(fun).parameters.values())
+  except (TypeError, ValueError):
+    return static_argnums, static_argnames
+  positional = [p.name for p in params
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+  names = set(static_argnames)
+  nums = set(i if i >= 0 else i + len(positional) for i in static_argnums)
+  names.update(positional[i] for i in nums if 0 <= i < len(positional))
+  nums.update(positional.index(n) for n in names if n in positional)
+  return tuple(sorted(nums)), tuple(sorted(names))
+
+
+def _abstractify(leaf, fun_name, path):
+  try:
+    return core.get_aval(leaf)
+  except TypeError:
+    raise TypeError(
+        f"Error interpreting argument to {fun_name} as an abstract array. The "
+        f"problematic value is of type {type(leaf)} and was passed to the function "
+        f"at path {path}.\nThis typically means that a jit-wrapped function was "
+        "called with a non-array argument, and this argument was not marked as "
+        "static using the static_argnums or static_argnames parameters of "
+        "jax.jit.") from None
+
+
+class JitFunction:
+  """The callable `jit(f)` returns."""
+
+  def __init__(self, fun, static_argnums, static_argnames, backend):
+    self.fun = fun
+    self.static_argnums, self.static_argnames = _normalize_static(
+        fun, static_argnums, static_argnames)
+    self.backend = backend
+    self.__name__ = getattr(fun, "__name__", "fun")
+    self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
+    self.__doc__ = getattr(fun, "__doc__", None)
+    self.__wrapped__ = fun
+
+  def __repr__(self):
+    return f"<jitted function {self.__name__}>"
+
+  def __get__(self, obj, objtype=None):
+    return self if obj is None else functools.partial(self, obj)
+
+  def _split_args(self, args, kwargs):
+    static = tuple((i, args[i]) for i in self.static_argnums if i < len(args))
+    static += tuple((k, kwargs[k]) for k in sorted(kwargs) if k in self.static_argnames)
+    for _, value in static:
+      try:
+        hash(value)
+      except TypeError:
+        raise ValueError(
+            f"Non-hashable static arguments are not supported. An error occurred "
+            f"while trying to hash an object of type {type(value)}, {value}. "
+            "The error was: unhashable type. Pass it as a (traced) array, or make "
+            "it hashable (a tuple instead of a list).") from None
+    dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+    dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+    return static, dyn_args, dyn_kwargs
+
+  def _rebuild(self, static, dyn_args, dyn_kwargs):
+    static_pos = {k: v for k, v in static if isinstance(k, int)}
+    args, it = [], iter(dyn_args)
+    for i in range(len(dyn_args) + len(static_pos)):
+      args.append(static_pos[i] if i in static_pos else next(it))
+    kwargs = dict(dyn_kwargs)
+    kwargs.update((k, v) for k, v in static if isinstance(k, str))
+    return args, kwargs
+
+  def trace(self, *args, **kwargs):
+    """Traces for these arguments (or returns the cached trace).
+
+    Returns (closed_jaxpr, out_tree, dynamic leaves).
+    """
+    static, dyn_args, dyn_kwargs = self._split_args(args, kwargs)
+    leaves_with_path, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))
+    leaves = [leaf for _, leaf in leaves_with_path]
+    avals = tuple(_abstractify(leaf, self.__name__, tree_util.keystr(path))
+                  for path, leaf in leaves_with_path)
+    key = (self.static_argnums, self.static_argnames, static, in_tree, avals,
+           config.trace_state())
+    per_fun = _trace_cache.setdefault(self.fun, {})
+    if key not in per_fun:
+      out_tree_box = []
+
+      def flat_fun(*flat_args):
+        d_args, d_kwargs = tree_util.tree_unflatten(in_tree, flat_args)
+        f_args, f_kwargs = self._rebuild(static, d_args, d_kwargs)
+        out = self.fun(*f_args, **f_kwargs)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return out_leaves
+
+      closed = pe.trace_to_jaxpr(flat_fun, avals)
+      entry = (closed, out_tree_box[0])
+      if not any(isinstance(c, core.Tracer) for c in closed.consts):
+        per_fun[key] = entry  # traces that captured outer tracers are not reusable
+    else:
+      entry = per_fun[key]
+    return entry[0], entry[1], leaves
+
+  def __call__(self, *args, **kwargs):
+    if config.jax_disable_jit:
+      return self.fun(*args, **kwargs)
+    closed, out_tree, leaves = self.trace(*args, **kwargs)
+    closed, tracer_consts = pe.split_tracer_consts(closed)
+    outs = jit_p.bind(*tracer_consts, *leaves, jaxpr=closed, name=self.__name__,
+                      backend=self.backend)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+  def _cache_size(self):
+    return len(_trace_cache.get(self.fun, {}))
+
+
+def jit(fun=None, /, *, static_argnums=None, static_argnames=None,
+        donate_argnums=None, donate_argnames=None, keep_unused=False,
+        device=None, backend=None, inline=False, abstracted_axes=None,
+        compiler_options=None):
+  """Compiles `fun`: traces it once per input types and runs the jaxpr on a backend.
+
+  `static_argnums`/`static_argnames` name arguments passed as Python values
+  (they must be hashable; each new value retraces). Donation, devices and
+  compiler options are accepted and ignored. Used bare or as
+  `@jit(static_argnums=...)`.
+  """
+  if fun is None:
+    return functools.partial(jit, static_argnums=static_argnums,
+                             static_argnames=static_argnames, backend=backend)
+  if not callable(fun):
+    raise TypeError(f"Expected a callable value, got {fun}")
+  if backend is not None:
+    backends.get_backend(backend)
+  return JitFunction(fun, static_argnums, static_argnames, backend)
+
+
+# --- make_jaxpr ------------------------------------------------------------
+
+def make_jaxpr(fun, static_argnums=(), return_shape=False, abstracted_axes=None):
+  """Returns a function that traces `fun` on its arguments and returns the ClosedJaxpr.
+
+  Arguments may be arrays, Python scalars (weakly typed), `ShapeDtypeStruct`s
+  or pytrees of them. With `return_shape=True` also returns the output shapes
+  as a pytree of `ShapeDtypeStruct`.
+  """
+  if isinstance(static_argnums, int):
+    static_argnums = (static_argnums,)
+
+  @functools.wraps(fun)
+  def make_jaxpr_f(*args, **kwargs):
+    static = {i: args[i] for i in static_argnums}
+    dyn_args = [a for i, a in enumerate(args) if i not in static]
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
+    avals = [leaf.aval if isinstance(leaf, ShapeDtypeStruct) else core.get_aval(leaf)
+             for leaf in leaves]
+    out_tree_box = []
+
+    def flat_fun(*flat_args):
+      d_args, d_kwargs = tree_util.tree_unflatten(in_tree, flat_args)
+      it = iter(d_args)
+      full = [static[i] if i in static else next(it)
+              for i in range(len(d_args) + len(static))]
+      out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **d_kwargs))
+      out_tree_box.append(out_tree)
+      return out_leaves
+
+    closed = pe.trace_to_jaxpr(flat_fun, avals)
+    if return_shape:
+      shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                for a in closed.out_avals]
+      return closed, tree_util.tree_unflatten(out_tree_box[0], shapes)
+    return closed
+
+  return make_jaxpr_f
+
+
+class ShapeDtypeStruct:
+  """A shape and dtype standing in for an array (for make_jaxpr, eval_shape)."""
+
+  __slots__ = ("shape", "dtype", "weak_type")
+
+  def __init__(self, shape, dtype, sharding=None, weak_type=False):
+    self.shape = tuple(shape)
+    self.dtype = np.dtype(dtype)
+    self.weak_type = weak_type
+
+  @property
+  def aval(self):
+    return core.ShapedArray(self.shape, self.dtype, self.weak_type)
+
+  @property
+  def ndim(self):
+    return len(self.shape)
+
+  @property
+  def size(self):
+    return int(np.prod(self.shape, dtype=np.int64))
+
+  def __repr__(self):
+    weak = ", weak_type=True" if self.weak_type else ""
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+  def __eq__(self, other):
+    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    return hash((self.shape, self.dtype, self.weak_type))
+
+
+def eval_shape(fun, *args, **kwargs):
+  """The output shapes and dtypes of `fun(*args)` as ShapeDtypeStructs, without running it."""
+  _, shapes = make_jaxpr(fun, return_shape=True)(*args, **kwargs)
+  return shapes
+
+
+# --- devices and data movement ----------------------------------------------
+
+class Device:
+  """The single CPU device the reference implementation runs on."""
+
+  id = 0
+  platform = "cpu"
+  device_kind = "cpu"
+
+  def __repr__(self):
+    return "CpuDevice(id=0)"
+
+
+_CPU = Device()
+
+
+def devices(backend=None):
+  return [_CPU]
+
+
+def local_devices(process_index=None, backend=None):
+  return [_CPU]
+
+
+def device_count(backend=None):
+  return 1
+
+
+def local_device_count(backend=None):
+  return 1
+
+
+def default_backend():
+  return "cpu"
+
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+  """Converts the leaves of `x` to Arrays (they already live on the one device)."""
+  import refimpl.numpy as jnp
+  return tree_util.tree_map(jnp.asarray, x)
+
+
+def device_get(x):
+  """Converts the Array leaves of `x` to NumPy arrays."""
+  return tree_util.tree_map(
+      lambda leaf: np.asarray(leaf) if isinstance(leaf, core.ConcreteArray) else leaf, x)
+
+
+def block_until_ready(x):
+  """Waits for the arrays in pytree `x` (computation is eager here); returns `x`."""
+  return x

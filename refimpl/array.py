@@ -1,0 +1,124 @@
+"""`Array`: the immutable concrete array the user holds.
+
+An Array wraps a read-only NumPy array and a weak-type flag (set for values
+that came from Python scalars, so that `Array(2.0) * float16_array` stays
+float16). Arrays cannot be updated in place: use `x.at[idx].set(y)`.
+"""
+
+import numpy as np
+
+from refimpl import core
+from refimpl.array_methods import ArrayMethods
+
+
+def immutable_error(x):
+  return TypeError(
+      f"'{type(x).__name__}' object does not support item assignment. JAX arrays "
+      "are immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` "
+      "or another .at[] method (add, multiply, min, max, ...).")
+
+
+class Array(ArrayMethods, core.ConcreteArray):
+  """A concrete array: NumPy data plus JAX's weak-type flag."""
+
+  __slots__ = ("_value", "_weak_type")
+  __array_priority__ = 100
+
+  def __init__(self, value, weak_type=False):
+    value = np.array(value, copy=True) if not isinstance(value, np.ndarray) else value
+    if value.flags.writeable:
+      value = value.copy()
+      value.flags.writeable = False
+    self._value = value
+    self._weak_type = bool(weak_type)
+
+  @property
+  def aval(self):
+    return core.ShapedArray(self._value.shape, self._value.dtype, self._weak_type)
+
+  # -- conversion to Python and NumPy ---------------------------------------
+  def __array__(self, dtype=None, copy=None):
+    if copy:
+      return np.array(self._value, dtype=dtype, copy=True)
+    return np.asarray(self._value, dtype=dtype)
+
+  def __bool__(self):
+    return bool(self._value)
+
+  def __int__(self):
+    return int(self._value)
+
+  def __float__(self):
+    return float(self._value)
+
+  def __complex__(self):
+    return complex(self._value)
+
+  def __index__(self):
+    if not np.issubdtype(self._value.dtype, np.integer) and self._value.dtype != np.bool_:
+      raise TypeError(f"only integer scalar arrays can be converted to a scalar index, "
+                      f"got dtype {self._value.dtype}")
+    return self._value.__index__()
+
+  def item(self, *args):
+    return self._value.item(*args)
+
+  def tolist(self):
+    return self._value.tolist()
+
+  def __len__(self):
+    if self._value.ndim == 0:
+      raise TypeError("len() of unsized object")
+    return len(self._value)
+
+  def __iter__(self):
+    if self._value.ndim == 0:
+      raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self._value.shape[0]))
+
+  def __hash__(self):
+    raise TypeError("unhashable type: 'Array'")
+
+  def __setitem__(self, index, value):
+    raise immutable_error(self)
+
+  def __format__(self, spec):
+    if self._value.ndim == 0:
+      return format(self._value.item(), spec)
+    return format(str(self), spec)
+
+  def __str__(self):
+    return str(self._value)
+
+  def __repr__(self):
+    """`Array([1., 2.], dtype=float32)`; weak-typed scalars say so."""
+    prefix = "Array("
+    if self._value.size == 0 and self._value.ndim > 0:
+      body = f"[], shape={self._value.shape}"
+    else:
+      body = np.array2string(self._value, separator=", ", prefix=prefix)
+    weak = ", weak_type=True" if self._weak_type else ""
+    return f"{prefix}{body}, dtype={self._value.dtype.name}{weak})"
+
+  def __reduce__(self):
+    return (Array, (np.array(self._value), self._weak_type))
+
+  def __copy__(self):
+    return self
+
+  def __deepcopy__(self, memo):
+    return self
+
+  def copy(self):
+    return Array(self._value, self._weak_type)
+
+  def block_until_ready(self):
+    """Arrays are computed eagerly; returns the array itself."""
+    return self
+
+  def is_fully_replicated(self):
+    return True
+
+  def devices(self):
+    from refimpl.api import devices
+    return set(devices())

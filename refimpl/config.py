@@ -1,0 +1,74 @@
+"""Global configuration: `refimpl.config.update(name, value)`.
+
+Options mirror JAX's names. Each may also be set from the environment when the
+package is imported (``JAX_ENABLE_X64=1``, ``JAX_DEBUG_NANS=1``,
+``JAX_DISABLE_JIT=1``, ``REFIMPL_BACKEND=name``).
+"""
+
+import contextlib
+import os
+
+
+def _env_flag(name):
+  return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class Config:
+  """Holds option values; read them as attributes (`config.jax_enable_x64`)."""
+
+  def __init__(self):
+    self._values = {
+        "jax_enable_x64": _env_flag("JAX_ENABLE_X64"),
+        "jax_debug_nans": _env_flag("JAX_DEBUG_NANS"),
+        "jax_disable_jit": _env_flag("JAX_DISABLE_JIT"),
+        "jax_threefry_partitionable": True,
+        "backend": os.environ.get("REFIMPL_BACKEND", "reference"),
+    }
+
+  def update(self, name, value):
+    """Sets option `name` to `value`; unknown names raise `AttributeError`."""
+    if name not in self._values:
+      raise AttributeError(f"Unrecognized config option: {name}")
+    self._values[name] = value
+
+  def read(self, name):
+    return self._values[name]
+
+  def __getattr__(self, name):
+    try:
+      return self.__dict__["_values"][name]
+    except KeyError:
+      raise AttributeError(f"Unrecognized config option: {name}") from None
+
+  @contextlib.contextmanager
+  def option(self, name, value):
+    """Context manager that sets `name` to `value` and restores it on exit."""
+    old = self.read(name)
+    self.update(name, value)
+    try:
+      yield
+    finally:
+      self.update(name, old)
+
+  def trace_state(self):
+    """The options that change what tracing produces (part of jit's cache key)."""
+    return (self._values["jax_enable_x64"],
+            self._values["jax_threefry_partitionable"])
+
+
+config = Config()
+
+
+def enable_x64(new_val=True):
+  """Context manager enabling (or disabling) 64-bit types within a block."""
+  return config.option("jax_enable_x64", new_val)
+
+
+def debug_nans(new_val=True):
+  """Context manager enabling (or disabling) NaN checking within a block."""
+  return config.option("jax_debug_nans", new_val)
+
+
+def disable_jit(disable=True):
+  """Context manager under which `jit` runs functions op by op."""
+  return config.option("jax_disable_jit", disable)

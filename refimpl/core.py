@@ -1,0 +1,314 @@
+"""The core: abstract values, primitives, traces and tracers.
+
+A program is a composition of *primitives*. Calling `prim.bind(*args)` hands
+the primitive to the *current trace*, which decides what binding means:
+
+* the `EvalTrace` (the default, outermost trace) runs the primitive's
+  reference rule on concrete data, op by op;
+* a tracing trace (`interpreters.partial_eval.JaxprTrace`) records an
+  equation in a jaxpr instead; transformation traces (jvp, vmap) come later
+  and follow the same protocol.
+
+Each trace knows its parent; a rule that needs to compute something runs under
+the parent trace (`set_current_trace`), so traces nest without a global stack.
+"""
+
+import contextlib
+import threading
+
+import numpy as np
+
+from refimpl import dtypes
+from refimpl.array_methods import ArrayMethods
+from refimpl.config import config
+from refimpl.errors import (ConcretizationTypeError, TracerArrayConversionError,
+                            TracerBoolConversionError,
+                            TracerIntegerConversionError, UnexpectedTracerError)
+
+
+# --- abstract values -------------------------------------------------------
+
+class ShapedArray:
+  """The abstract value of an array: its shape, dtype and weak type flag.
+
+  Every value a traced program handles is described by one of these; jit
+  traces once per tuple of them.
+  """
+
+  __slots__ = ("shape", "dtype", "weak_type")
+
+  def __init__(self, shape, dtype, weak_type=False):
+    self.shape = tuple(int(d) for d in shape)
+    self.dtype = np.dtype(dtype)
+    self.weak_type = bool(weak_type)
+
+  @property
+  def ndim(self):
+    return len(self.shape)
+
+  @property
+  def size(self):
+    return int(np.prod(self.shape, dtype=np.int64))
+
+  def update(self, shape=None, dtype=None, weak_type=None):
+    return ShapedArray(self.shape if shape is None else shape,
+                       self.dtype if dtype is None else dtype,
+                       self.weak_type if weak_type is None else weak_type)
+
+  def strip_weak_type(self):
+    return self.update(weak_type=False)
+
+  def __eq__(self, other):
+    return (isinstance(other, ShapedArray) and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    return hash((self.shape, self.dtype, self.weak_type))
+
+  def str_short(self, short_dtypes=False):
+    """`float32[3,4]`, or `f32[3,4]` with short dtypes (the jaxpr form)."""
+    name = dtypes.short_name(self.dtype) if short_dtypes else self.dtype.name
+    return f"{name}[{','.join(map(str, self.shape))}]"
+
+  def __str__(self):
+    """`~` marks a weak type: `~float32[]`."""
+    return ("~" if self.weak_type else "") + self.str_short()
+
+  def __repr__(self):
+    weak = ", weak_type=True" if self.weak_type else ""
+    return f"ShapedArray({self.str_short()}{weak})"
+
+
+def get_aval(x):
+  """The abstract value of any value a primitive accepts.
+
+  Python scalars are weakly typed; NumPy values are canonicalized (float64
+  becomes float32 unless x64 is on). Anything else raises `TypeError`.
+  """
+  if isinstance(x, (Tracer, ConcreteArray)):
+    return x.aval
+  if dtypes.is_python_scalar(x):
+    return ShapedArray((), dtypes.python_scalar_dtype(x),
+                       weak_type=type(x) is not bool)
+  if isinstance(x, (np.ndarray, np.generic)):
+    if np.dtype(x.dtype) not in dtypes.SUPPORTED_DTYPES and x.dtype != dtypes.float0:
+      raise TypeError(f"Value {x!r} with dtype {x.dtype} is not a valid JAX array type. "
+                      "Only arrays of numeric types are supported by JAX.")
+    return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
+  raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+
+
+def valid_jaxtype(x):
+  try:
+    get_aval(x)
+  except TypeError:
+    return False
+  return True
+
+
+def to_numpy(x):
+  """The NumPy data of a concrete value, in its canonical dtype."""
+  if isinstance(x, ConcreteArray):
+    return x._value
+  if isinstance(x, Tracer):
+    raise UnexpectedTracerError(
+        f"Encountered an unexpected tracer: {x._short_repr()} was used outside "
+        "the transformation that created it.")
+  aval = get_aval(x)
+  return np.asarray(x, dtype=aval.dtype)
+
+
+class ConcreteArray:
+  """Marker base of concrete arrays (`refimpl.array.Array`)."""
+  __slots__ = ()
+
+
+# --- primitives ------------------------------------------------------------
+
+class Primitive:
+  """A named operation with rules attached.
+
+  `impl` is the reference rule: NumPy arrays in, NumPy array(s) out; its
+  docstring states the semantics. `abstract_eval` is the shape/dtype rule:
+  avals in, aval(s) out, raising `TypeError`/`ValueError` on bad input.
+  The transformations keep their own rule tables keyed by primitive.
+  """
+
+  multiple_results = False
+  has_side_effects = False
+
+  def __init__(self, name):
+    self.name = name
+    self.impl = None
+    self.abstract_eval = None
+
+  def __repr__(self):
+    return self.name
+
+  def def_impl(self, impl):
+    self.impl = impl
+    return impl
+
+  def def_abstract_eval(self, abstract_eval):
+    self.abstract_eval = abstract_eval
+    return abstract_eval
+
+  def pp_params(self, params):
+    """The params shown when printing an equation, in order (sorted by name)."""
+    return dict(sorted(params.items()))
+
+  def bind(self, *args, **params):
+    """Applies the primitive in the current trace."""
+    return current_trace().process_primitive(self, args, params)
+
+  @property
+  def __doc__(self):
+    return self.impl.__doc__ if self.impl is not None else None
+
+
+# --- traces ----------------------------------------------------------------
+
+class Trace:
+  """Interprets primitive applications. Subclasses define `process_primitive`."""
+
+  def process_primitive(self, primitive, args, params):
+    raise NotImplementedError
+
+
+class EvalTrace(Trace):
+  """Runs each primitive's reference rule on concrete NumPy data.
+
+  The result is checked against the primitive's shape/dtype rule, so a rule
+  that disagrees with its own specification fails loudly. With
+  `jax_debug_nans` on, a floating result holding a NaN raises
+  `FloatingPointError` naming the primitive.
+  """
+
+  def process_primitive(self, primitive, args, params):
+    from refimpl.array import Array
+    in_avals = [get_aval(x) for x in args]
+    out_avals = primitive.abstract_eval(*in_avals, **params)
+    values = [to_numpy(x) for x in args]
+    with np.errstate(all="ignore"):  # NaN/inf results are values, not warnings
+      outs = primitive.impl(*values, **params)
+    if not primitive.multiple_results:
+      outs, out_avals = [outs], [out_avals]
+    results = []
+    for out, aval in zip(outs, out_avals):
+      out = np.asarray(out)
+      if out.shape != aval.shape or out.dtype != aval.dtype:
+        raise AssertionError(
+            f"reference rule of {primitive.name} returned {out.dtype}{list(out.shape)}"
+            f" but its shape/dtype rule says {aval.str_short()}")
+      if config.jax_debug_nans:
+        check_nans(primitive.name, out)
+      results.append(Array(out, weak_type=aval.weak_type))
+    return results if primitive.multiple_results else results[0]
+
+
+def check_nans(name, value):
+  """Raises `FloatingPointError` if a floating `value` holds a NaN."""
+  if dtypes.is_inexact(value.dtype) and np.isnan(value).any():
+    raise FloatingPointError(f"invalid value (nan) encountered in {name}")
+
+
+class _TraceContext(threading.local):
+  def __init__(self):
+    self.trace = EvalTrace()
+
+
+_context = _TraceContext()
+
+
+def current_trace():
+  return _context.trace
+
+
+@contextlib.contextmanager
+def set_current_trace(trace):
+  """Makes `trace` the one that `bind` uses within the block."""
+  previous, _context.trace = _context.trace, trace
+  try:
+    yield trace
+  finally:
+    _context.trace = previous
+
+
+def eval_context():
+  """A block in which binding runs eagerly, whatever trace is current."""
+  return set_current_trace(EvalTrace())
+
+
+# --- tracers ---------------------------------------------------------------
+
+class Tracer(ArrayMethods):
+  """A stand-in for an array while a trace records or transforms a program.
+
+  Tracers answer to the same operators and methods as arrays (see
+  `refimpl.array`); what they cannot do is produce Python values: `bool()`,
+  `int()`, `float()` and `np.asarray()` raise the concretization errors,
+  unless the trace knows a concrete value (as the jvp trace does).
+  """
+
+  __array_priority__ = 1000
+  __slots__ = ("_trace",)
+  repr_name = "Tracer"
+
+  @property
+  def aval(self):
+    raise NotImplementedError
+
+  def to_concrete_value(self):
+    """A concrete NumPy value when the trace knows one, else None."""
+    return None
+
+  def _short_repr(self):
+    return f"{self.repr_name}({self.aval})"
+
+  def __repr__(self):
+    return self._short_repr()
+
+  def _concrete(self, error):
+    value = self.to_concrete_value()
+    if value is None:
+      raise error
+    return value
+
+  def __bool__(self):
+    return bool(self._concrete(TracerBoolConversionError(self)))
+
+  def __index__(self):
+    return int(self._concrete(TracerIntegerConversionError(self)))
+
+  def __int__(self):
+    return int(self._concrete(ConcretizationTypeError(
+        self, "The problem arose with the `int` function.")))
+
+  def __float__(self):
+    return float(self._concrete(ConcretizationTypeError(
+        self, "The problem arose with the `float` function.")))
+
+  def __complex__(self):
+    return complex(self._concrete(ConcretizationTypeError(
+        self, "The problem arose with the `complex` function.")))
+
+  def __array__(self, dtype=None, copy=None):
+    value = self._concrete(TracerArrayConversionError(self))
+    return np.asarray(value, dtype=dtype)
+
+  def __hash__(self):
+    raise TypeError(f"unhashable type: {type(self).__name__}")
+
+  def __setitem__(self, index, value):
+    from refimpl.array import immutable_error
+    raise immutable_error(self)
+
+  def __iter__(self):
+    if self.aval.ndim == 0:
+      raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.aval.shape[0]))
+
+  def __len__(self):
+    if self.aval.ndim == 0:
+      raise TypeError("len() of unsized object")
+    return self.aval.shape[0]

@@ -1,0 +1,283 @@
+"""The jaxpr IR: typed, first-order programs in A-normal form.
+
+Grammar (see docs/jaxpr.md)::
+
+    ClosedJaxpr ::= Jaxpr with a value for each constvar
+    Jaxpr       ::= { lambda Binder* ; Binder* . let Eqn* in ( Atom* ) }
+    Eqn         ::= Binder+ = primitive[param=value ...] Atom*
+    Atom        ::= Var | Literal
+    Binder      ::= Var:type           e.g.  a:f32[3,4]
+    Literal     ::= value:type         e.g.  2.0:f32[]
+
+Params are plain hashable data (ints, tuples, dtypes, enums, strings) or
+ClosedJaxprs for sub-programs, so a jaxpr can be hashed, printed and lowered
+by a backend without running any Python from the user's program.
+"""
+
+import itertools
+
+import numpy as np
+
+from refimpl import dtypes
+
+
+class Var:
+  """A variable: defined once (as an input or an equation output)."""
+
+  __slots__ = ("aval", "_id")
+  _counter = itertools.count()
+
+  def __init__(self, aval):
+    self.aval = aval
+    self._id = next(Var._counter)
+
+  def __repr__(self):
+    return f"Var({self._id}:{self.aval.str_short(short_dtypes=True)})"
+
+
+class DropVar(Var):
+  """An equation output that nothing reads; printed as `_`."""
+
+  __slots__ = ()
+
+
+class Literal:
+  """A scalar constant written inline in an equation."""
+
+  __slots__ = ("val", "aval")
+
+  def __init__(self, val, aval):
+    self.val = np.asarray(val, dtype=aval.dtype)
+    self.aval = aval
+
+  def __repr__(self):
+    return f"{format_literal_value(self.val)}:{self.aval.str_short(short_dtypes=True)}"
+
+
+def format_literal_value(val):
+  if val.dtype == np.bool_:
+    return str(bool(val))
+  if dtypes.is_inexact(val.dtype) and val.dtype.itemsize <= 2:
+    return str(float(val))  # float16/bfloat16 print as their exact value
+  return str(val)
+
+
+class JaxprEqn:
+  """`outvars = primitive[params] invars`."""
+
+  __slots__ = ("invars", "outvars", "primitive", "params")
+
+  def __init__(self, invars, outvars, primitive, params):
+    self.invars = list(invars)
+    self.outvars = list(outvars)
+    self.primitive = primitive
+    self.params = dict(params)
+
+  def __repr__(self):
+    return pp_eqn(self, _Names(), 0)
+
+
+class Jaxpr:
+  """A program: constvars and invars in, outvars out, equations in order."""
+
+  __slots__ = ("constvars", "invars", "outvars", "eqns")
+
+  def __init__(self, constvars, invars, outvars, eqns):
+    self.constvars = list(constvars)
+    self.invars = list(invars)
+    self.outvars = list(outvars)
+    self.eqns = list(eqns)
+
+  @property
+  def in_avals(self):
+    return [v.aval for v in self.invars]
+
+  @property
+  def out_avals(self):
+    return [v.aval for v in self.outvars]
+
+  def __str__(self):
+    return pp_jaxpr(self, _Names(), 0)
+
+  __repr__ = __str__
+
+  def pretty_print(self):
+    return str(self)
+
+
+class ClosedJaxpr:
+  """A jaxpr together with the values of its constvars."""
+
+  __slots__ = ("jaxpr", "consts", "_key", "__weakref__")
+
+  def __init__(self, jaxpr, consts):
+    assert len(jaxpr.constvars) == len(consts)
+    self.jaxpr = jaxpr
+    self.consts = list(consts)
+    self._key = None
+
+  @property
+  def in_avals(self):
+    return self.jaxpr.in_avals
+
+  @property
+  def out_avals(self):
+    return self.jaxpr.out_avals
+
+  @property
+  def eqns(self):
+    return self.jaxpr.eqns
+
+  def __str__(self):
+    return str(self.jaxpr)
+
+  __repr__ = __str__
+
+  def pretty_print(self):
+    return str(self)
+
+  def structural_key(self):
+    """A hashable key equal for structurally identical programs.
+
+    Variables are numbered by first appearance and consts keyed by their
+    bytes, so two traces of the same function give the same key; backends
+    use it for their compile caches.
+    """
+    if self._key is None:
+      self._key = self._compute_structural_key()
+    return self._key
+
+  def _compute_structural_key(self):
+    names = {}
+
+    def atom(a):
+      if isinstance(a, Literal):
+        return ("lit", a.val.tobytes(), a.aval)
+      return ("var", names.setdefault(a, len(names)), a.aval)
+
+    def param(v):
+      if isinstance(v, ClosedJaxpr):
+        return v.structural_key()
+      if isinstance(v, (tuple, list)):
+        return tuple(param(x) for x in v)
+      return v
+
+    def jaxpr_key(j):
+      return (tuple(atom(v) for v in j.constvars), tuple(atom(v) for v in j.invars),
+              tuple((e.primitive.name,
+                     tuple(sorted((k, param(v)) for k, v in e.params.items())),
+                     tuple(atom(a) for a in e.invars),
+                     tuple(atom(a) for a in e.outvars)) for e in j.eqns),
+              tuple(atom(a) for a in j.outvars))
+
+    consts = tuple((np.asarray(c).dtype.str, np.shape(c), np.asarray(c).tobytes())
+                   if not hasattr(c, "_trace") else id(c) for c in self.consts)
+    return (jaxpr_key(self.jaxpr), consts)
+
+  def __hash__(self):
+    return hash(self.structural_key())
+
+  def __eq__(self, other):
+    return (isinstance(other, ClosedJaxpr)
+            and self.structural_key() == other.structural_key())
+
+
+# --- dead-code elimination -------------------------------------------------
+
+def dce_jaxpr(jaxpr):
+  """Removes equations whose outputs are never used (keeping side effects).
+
+  Inputs are kept, even unused ones, so the calling convention is unchanged.
+  """
+  live = {v for v in jaxpr.outvars if isinstance(v, Var)}
+  kept = []
+  for eqn in reversed(jaxpr.eqns):
+    if eqn.primitive.has_side_effects or any(v in live for v in eqn.outvars):
+      kept.append(eqn)
+      live.update(v for v in eqn.invars if isinstance(v, Var))
+  return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, reversed(kept))
+
+
+# --- printing --------------------------------------------------------------
+
+_WIDTH = 80
+
+
+class _Names:
+  """Names variables a, b, ..., z, ba, bb, ... in order of first printing.
+
+  One instance is shared by a jaxpr and the jaxprs nested in its params, so
+  names are unique across the whole printout.
+  """
+
+  def __init__(self):
+    self.names = {}
+
+  def __call__(self, v):
+    if isinstance(v, Literal):
+      return repr(v)
+    if isinstance(v, DropVar):
+      return "_"
+    if v not in self.names:
+      n, s = len(self.names), ""
+      while not s or n:
+        n, i = divmod(n, 26)
+        s = chr(ord("a") + i) + s
+      self.names[v] = s
+    return self.names[v]
+
+
+def _binders(vs, names):
+  return " ".join(f"{names(v)}:{v.aval.str_short(short_dtypes=True)}" for v in vs)
+
+
+def pp_param_value(value, names, indent):
+  if isinstance(value, ClosedJaxpr):
+    return pp_jaxpr(value.jaxpr, names, indent)
+  if isinstance(value, Jaxpr):
+    return pp_jaxpr(value, names, indent)
+  if isinstance(value, np.dtype):
+    return value.name
+  if isinstance(value, tuple):
+    items = [pp_param_value(v, names, indent) for v in value]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+  if callable(value) and hasattr(value, "__name__"):
+    return value.__name__
+  return str(value)
+
+
+def _pp_params(params, names, indent):
+  return [f"{k}={pp_param_value(v, names, indent)}" for k, v in params.items()]
+
+
+def pp_eqn(eqn, names, indent):
+  """One equation; its params go one per line when they do not fit on one."""
+  lhs = _binders(eqn.outvars, names) if eqn.outvars else "_"
+  has_jaxpr = any(isinstance(v, (ClosedJaxpr, Jaxpr)) or (
+      isinstance(v, tuple) and any(isinstance(x, (ClosedJaxpr, Jaxpr)) for x in v))
+                  for v in eqn.params.values())
+  args = " ".join(names(a) for a in eqn.invars)
+  params = _pp_params(eqn.primitive.pp_params(eqn.params), names, indent + 2)
+  one_line = f"{lhs} = {eqn.primitive.name}"
+  if params:
+    one_line += "[" + " ".join(params) + "]"
+  one_line += (" " + args if args else "")
+  if not has_jaxpr and indent + len(one_line) <= _WIDTH:
+    return one_line
+  pad = " " * (indent + 2)
+  inner = "\n".join(pad + p for p in params)
+  tail = (" " + args) if args else ""
+  return f"{lhs} = {eqn.primitive.name}[\n{inner}\n{' ' * indent}]{tail}"
+
+
+def pp_jaxpr(jaxpr, names, indent):
+  """`{ lambda consts ; ins . let eqns in (outs) }`, broken over lines if long."""
+  head = f"{{ lambda {_binders(jaxpr.constvars, names)}; {_binders(jaxpr.invars, names)}. let"
+  eqns = [pp_eqn(e, names, indent + 4) for e in jaxpr.eqns]
+  outs = "(" + ", ".join(names(v) for v in jaxpr.outvars) + \
+      ("," if len(jaxpr.outvars) == 1 else "") + ")"
+  one_line = f"{head} {'; '.join(eqns)} in {outs} }}" if eqns else f"{head} in {outs} }}"
+  if all("\n" not in e for e in eqns) and indent + len(one_line) <= _WIDTH:
+    return one_line
+  body = "\n".join(" " * (indent + 4) + e for e in eqns)
+  return f"{head}\n{body}\n{' ' * (indent + 2)}in {outs} }}"

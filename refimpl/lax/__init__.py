@@ -1,0 +1,8 @@
+"""`refimpl.lax`: the primitives' user-facing functions, as `jax.lax`.
+
+Each module lists its public functions in `__all__`.
+"""
+
+from refimpl.lax.elementwise import *  # noqa: F401,F403
+from refimpl.lax.reductions import *  # noqa: F401,F403
+from refimpl.lax.shapes import *  # noqa: F401,F403

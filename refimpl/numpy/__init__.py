@@ -1,0 +1,9 @@
+"""`refimpl.numpy`: the NumPy API built on lax, as `jax.numpy`.
+
+Each module lists its public functions in `__all__`.
+"""
+
+from refimpl.numpy.util import is_arraylike  # noqa: F401
+from refimpl.numpy.creation import *  # noqa: F401,F403
+from refimpl.numpy.ufuncs import *  # noqa: F401,F403
+from refimpl.numpy.reductions import *  # noqa: F401,F403

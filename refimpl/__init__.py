@@ -1,7 +1,17 @@
-"""refimpl: a readable reference implementation of JAX."""
+"""refimpl: a readable reference implementation of JAX.
 
-from refimpl import tree_util
-from refimpl.config import config
-from refimpl.api import jit, make_jaxpr, ShapeDtypeStruct, eval_shape, devices, device_put, device_get, block_until_ready
-from refimpl.array import Array
-from refimpl import numpy, lax
+`import refimpl as jax; import refimpl.numpy as jnp` runs JAX programs with
+JAX's semantics; each primitive's reference rule (NumPy) is the specification.
+"""
+
+from refimpl import tree_util, tree, errors, dtypes, debug  # noqa: F401
+from refimpl.config import config, enable_x64, debug_nans, disable_jit  # noqa: F401
+from refimpl.api import (jit, make_jaxpr, eval_shape, ShapeDtypeStruct,  # noqa: F401
+                         devices, local_devices, device_count,
+                         local_device_count, default_backend, device_put,
+                         device_get, block_until_ready)
+from refimpl.array import Array  # noqa: F401
+from refimpl import numpy, lax  # noqa: F401
+from refimpl.backends import register_backend  # noqa: F401
+
+__version__ = "0.1.0"

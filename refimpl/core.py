@@ -14,6 +14,7 @@ the parent trace (`set_current_trace`), so traces nest without a global stack.
 """
 
 import contextlib
+import operator
 import threading
 
 import numpy as np
@@ -38,7 +39,7 @@ class ShapedArray:
   __slots__ = ("shape", "dtype", "weak_type")
 
   def __init__(self, shape, dtype, weak_type=False):
-    self.shape = tuple(int(d) for d in shape)
+    self.shape = canonicalize_shape(shape)
     self.dtype = np.dtype(dtype)
     self.weak_type = bool(weak_type)
 
@@ -77,6 +78,22 @@ class ShapedArray:
   def __repr__(self):
     weak = ", weak_type=True" if self.weak_type else ""
     return f"ShapedArray({self.str_short()}{weak})"
+
+
+def canonicalize_shape(shape):
+  """`shape` as a tuple of Python ints; anything else (a traced size) is a TypeError."""
+  try:
+    return tuple(operator.index(d) for d in shape)
+  except TypeError:
+    pass
+  msg = f"Shapes must be 1D sequences of concrete values of integer type, got {shape}."
+  dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+  if any(isinstance(d, Tracer) for d in dims):
+    msg += ("\nThe size comes from a traced value, which has no concrete value "
+            "while tracing. If using `jit`, mark the argument that gives the size "
+            "static with `static_argnums` or `static_argnames`, or apply `jit` to "
+            "smaller subfunctions.")
+  raise TypeError(msg)
 
 
 def get_aval(x):

@@ -251,23 +251,22 @@ def _pp_params(params, names, indent):
 
 
 def pp_eqn(eqn, names, indent):
-  """One equation; its params go one per line when they do not fit on one."""
-  lhs = _binders(eqn.outvars, names) if eqn.outvars else "_"
+  """`outs = prim[params] ins`; params go one per line when they do not fit.
+
+  An equation with no outputs (a pure side effect) prints without `outs =`.
+  Params holding jaxprs always go one per line.
+  """
+  lhs = _binders(eqn.outvars, names) + " = " if eqn.outvars else ""
   has_jaxpr = any(isinstance(v, (ClosedJaxpr, Jaxpr)) or (
       isinstance(v, tuple) and any(isinstance(x, (ClosedJaxpr, Jaxpr)) for x in v))
                   for v in eqn.params.values())
-  args = " ".join(names(a) for a in eqn.invars)
+  args = "".join(" " + names(a) for a in eqn.invars)
   params = _pp_params(eqn.primitive.pp_params(eqn.params), names, indent + 2)
-  one_line = f"{lhs} = {eqn.primitive.name}"
-  if params:
-    one_line += "[" + " ".join(params) + "]"
-  one_line += (" " + args if args else "")
+  one_line = lhs + eqn.primitive.name + (f"[{' '.join(params)}]" if params else "") + args
   if not has_jaxpr and indent + len(one_line) <= _WIDTH:
     return one_line
-  pad = " " * (indent + 2)
-  inner = "\n".join(pad + p for p in params)
-  tail = (" " + args) if args else ""
-  return f"{lhs} = {eqn.primitive.name}[\n{inner}\n{' ' * indent}]{tail}"
+  inner = "\n".join(" " * (indent + 2) + p for p in params)
+  return f"{lhs}{eqn.primitive.name}[\n{inner}\n{' ' * indent}]{args}"
 
 
 def pp_jaxpr(jaxpr, names, indent):

@@ -1,0 +1,56 @@
+"""`refimpl.debug`: printing and callbacks that work inside transformations.
+
+`debug.print` stages a `debug_callback` equation, so the values are printed
+when the program runs (every call of a jitted function), not when it is
+traced. The equation has a side effect, so dead-code elimination keeps it.
+"""
+
+from refimpl import tree_util
+from refimpl.core import Primitive
+
+__all__ = ["print", "callback"]
+
+
+class DebugCallbackPrimitive(Primitive):
+  """`debug_callback[callback] *args`: calls `callback(*args)` for its effect.
+
+  No outputs. The reference rule calls `callback` with the arguments as
+  Arrays. Shape rule: takes any arrays, returns nothing.
+  """
+
+  multiple_results = True
+  has_side_effects = True
+
+  def __init__(self):
+    super().__init__("debug_callback")
+    self.def_abstract_eval(lambda *avals, callback: [])
+    self.def_impl(self._call)
+
+  @staticmethod
+  def _call(*args, callback):
+    from refimpl.array import Array
+    callback(*[Array(a) for a in args])
+    return []
+
+
+debug_callback_p = DebugCallbackPrimitive()
+
+
+def callback(callback, *args, ordered=False, **kwargs):
+  """Calls `callback(*args, **kwargs)` with concrete arrays when the program runs."""
+  leaves, tree = tree_util.tree_flatten((args, kwargs))
+
+  def flat_callback(*flat_args):
+    call_args, call_kwargs = tree_util.tree_unflatten(tree, flat_args)
+    callback(*call_args, **call_kwargs)
+
+  flat_callback.__name__ = getattr(callback, "__name__", "callback")
+  debug_callback_p.bind(*leaves, callback=flat_callback)
+
+
+def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001 (JAX's name)
+  """Prints `fmt.format(*args, **kwargs)` with runtime values, also under jit."""
+  import builtins
+  callback(lambda *a, **k: builtins.print(fmt.format(*a, **k)), *args, **kwargs)
+
+

@@ -1,0 +1,61 @@
+"""Tests of refimpl/array.py: the concrete Array type."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import refimpl as jax
+import refimpl.numpy as jnp
+
+
+def test_repr_and_str():
+  assert repr(jnp.array([1.0, 2.0])) == "Array([1., 2.], dtype=float32)"
+  assert repr(jnp.array([[1, 2], [3, 4]])) == "Array([[1, 2],\n       [3, 4]], dtype=int32)"
+  assert repr(jnp.asarray(3.0)) == "Array(3., dtype=float32, weak_type=True)"
+  assert str(jnp.array([1.0, 2.0])) == "[1. 2.]"
+  assert f"{jnp.asarray(2.5):.2f}" == "2.50"
+
+
+def test_arrays_are_immutable():
+  x = jnp.zeros((3, 3), dtype=jnp.float32)
+  with pytest.raises(TypeError, match=r"x\.at\[idx\]\.set\(y\)"):
+    x[1, :] = 1.0
+  with pytest.raises(ValueError):
+    np.asarray(x)[0, 0] = 1.0  # the NumPy view is read-only too
+
+
+def test_numpy_interop():
+  x = jnp.array([1.0, 2.0])
+  assert isinstance(np.asarray(x), np.ndarray)
+  np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
+  y = np.ones(2, np.float32) + x        # NumPy defers to the Array operator
+  assert isinstance(y, jax.Array)
+  assert np.asarray(x, dtype=np.float64).dtype == np.float64
+
+
+def test_python_conversions():
+  assert float(jnp.asarray(1.5)) == 1.5 and int(jnp.asarray(3)) == 3
+  assert bool(jnp.asarray(True)) is True
+  assert [0, 1, 2][jnp.asarray(1)] == 1
+  with pytest.raises(TypeError, match="integer scalar"):
+    [0, 1][jnp.asarray(1.0)]
+  assert jnp.array([1, 2]).tolist() == [1, 2] and jnp.asarray(2.0).item() == 2.0
+
+
+def test_array_properties():
+  x = jnp.zeros((2, 3), dtype=jnp.float32)
+  assert x.shape == (2, 3) and x.ndim == 2 and x.size == 6 and x.dtype == np.float32
+  assert len(x) == 2 and x.block_until_ready() is x
+  with pytest.raises(TypeError, match="unhashable"):
+    hash(x)
+  with pytest.raises(TypeError, match="len\\(\\) of unsized"):
+    len(jnp.asarray(1.0))
+
+
+def test_pickle_and_copy():
+  x = jnp.asarray(2.0)
+  y = pickle.loads(pickle.dumps(x))
+  assert float(y) == 2.0 and y.weak_type
+  assert copy.deepcopy(x) is x

@@ -9,7 +9,8 @@ from refimpl.config import config, enable_x64, debug_nans, disable_jit  # noqa: 
 from refimpl.api import (jit, make_jaxpr, eval_shape, ShapeDtypeStruct,  # noqa: F401
                          devices, local_devices, device_count,
                          local_device_count, default_backend, device_put,
-                         device_get, block_until_ready)
+                         device_get, block_until_ready, typeof, clear_caches)
+from refimpl.dtypes import float0  # noqa: F401
 from refimpl.array import Array  # noqa: F401
 from refimpl import numpy, lax  # noqa: F401
 from refimpl.backends import register_backend  # noqa: F401

@@ -311,6 +311,16 @@ class ShapeDtypeStruct:
     return hash((self.shape, self.dtype, self.weak_type))
 
 
+def typeof(x):
+  """The abstract value (ShapedArray) of `x`."""
+  return core.get_aval(x)
+
+
+def clear_caches():
+  """Forgets every cached trace; later jit calls trace again."""
+  _trace_cache.clear()
+
+
 def eval_shape(fun, *args, **kwargs):
   """The output shapes and dtypes of `fun(*args)` as ShapeDtypeStructs, without running it."""
   _, shapes = make_jaxpr(fun, return_shape=True)(*args, **kwargs)

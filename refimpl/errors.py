@@ -86,3 +86,19 @@ class UnexpectedTracerError(Exception):
 
 class KeyReuseError(RuntimeError):
   """Reserved for JAX's key-reuse checker (not enabled by default)."""
+
+
+class JAXIndexError(IndexError):
+  """An index is invalid for the array it indexes (JAX's IndexError subclass)."""
+
+
+class JaxprTypeError(TypeError):
+  """A jaxpr is ill-typed: an equation's inputs do not match its rule."""
+
+
+class InconclusiveDimensionOperation(Exception):
+  """Reserved for symbolic shapes, which refimpl does not implement."""
+
+
+class JaxRuntimeError(RuntimeError):
+  """A backend failed while running a compiled program."""

@@ -54,6 +54,16 @@ __all__ = [
     "register_pytree_node_class",
     "register_dataclass",
     "Partial",
+    "register_pytree_with_keys_class",
+    "register_static",
+    "is_tree_node",
+    "flatten_one_level",
+    "flatten_one_level_with_keys",
+    "tree_broadcast",
+    "tree_reduce_associative",
+    "default_registry",
+    "KeyEntry",
+    "KeyPath",
 ]
 
 
@@ -573,6 +583,82 @@ def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
     others = [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten(f(path, x, *xs)
                              for (path, x), *xs in zip(path_leaves, *others))
+
+
+# ---------------------------------------------------------------------------
+# More registration and one-level utilities
+# ---------------------------------------------------------------------------
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Class decorator: like `register_pytree_node_class`, with
+    ``x.tree_flatten_with_keys()`` giving ``(((key, child), ...), aux_data)``."""
+    register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"),
+                              cls.tree_unflatten)
+    return cls
+
+
+def register_static(cls: type) -> type:
+    """Class decorator: instances of ``cls`` are nodes with no children.
+
+    The instance itself is the aux data, so it must be hashable; it passes
+    through transformations as a static value rather than a leaf.
+    """
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
+
+
+def is_tree_node(x: Any) -> bool:
+    """True iff ``x`` is a pytree node (not a leaf); None is a node."""
+    return _node_type_of(x) is not None
+
+
+def flatten_one_level(tree: Any) -> tuple[list[Any], Any]:
+    """The immediate children of a node and its aux data; ValueError for a leaf."""
+    node_type = _node_type_of(tree)
+    if node_type is None:
+        raise ValueError(f"flatten_one_level requires a pytree node, got leaf {tree!r}.")
+    children, aux = node_type.flatten(tree)
+    return list(children), aux
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[list[tuple[KeyEntry, Any]], Any]:
+    """Like `flatten_one_level`, with each child as ``(key, child)``."""
+    node_type = _node_type_of(tree)
+    if node_type is None:
+        raise ValueError(f"flatten_one_level requires a pytree node, got leaf {tree!r}.")
+    children, aux = node_type.flatten_with_keys(tree)
+    return list(children), aux
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any,
+                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Copies each leaf of ``prefix_tree`` over the matching subtree of ``full_tree``."""
+    leaves, treedef = tree_flatten(prefix_tree, is_leaf)
+    subtrees = treedef.flatten_up_to(full_tree)
+    return treedef.unflatten(tree_map(lambda _, leaf=leaf: leaf, sub)
+                             for leaf, sub in zip(leaves, subtrees))
+
+
+def tree_reduce_associative(operation: Callable[[Any, Any], Any], tree: Any, *,
+                            identity: Any = _NO_INITIALIZER,
+                            is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Reduces the leaves with an associative ``operation`` (pairwise, as a tree).
+
+    With no leaves, returns ``identity`` (ValueError if none was given).
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _NO_INITIALIZER:
+            raise ValueError("tree_reduce_associative of an empty tree needs an identity.")
+        return identity
+    while len(leaves) > 1:
+        pairs = [operation(a, b) for a, b in zip(leaves[::2], leaves[1::2])]
+        leaves = pairs + ([leaves[-1]] if len(leaves) % 2 else [])
+    return leaves[0]
+
+
+default_registry = _registry
+"""The registry of node types (read-only by convention)."""
 
 
 # ---------------------------------------------------------------------------

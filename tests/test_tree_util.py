@@ -395,3 +395,38 @@ def test_partial_is_a_pytree():
     assert q(3) == 55
     # The function is aux data: different functions give different treedefs.
     assert treedef != tu.tree_structure(tu.Partial(lambda x, y, *, scale: 0, 1, scale=10))
+
+
+def test_register_static_makes_a_childless_node():
+    @tu.register_static
+    class Config:
+        def __init__(self, n):
+            self.n = n
+
+        def __eq__(self, other):
+            return isinstance(other, Config) and other.n == self.n
+
+        def __hash__(self):
+            return hash(self.n)
+
+    leaves, treedef = tu.tree_flatten({"c": Config(3), "x": 1})
+    assert leaves == [1]
+    assert tu.tree_unflatten(treedef, [2])["c"] == Config(3)
+
+
+def test_one_level_utilities():
+    assert tu.flatten_one_level({"b": 1, "a": (2, 3)}) == ([(2, 3), 1], ("a", "b"))
+    keyed, _ = tu.flatten_one_level_with_keys([4, 5])
+    assert [tu.keystr((k,)) for k, _ in keyed] == ["[0]", "[1]"]
+    with pytest.raises(ValueError, match="requires a pytree node"):
+        tu.flatten_one_level(1.0)
+    assert tu.is_tree_node(None) and tu.is_tree_node((1,))
+    assert not tu.is_tree_node(1.0)
+
+
+def test_tree_broadcast_and_associative_reduce():
+    assert tu.tree_broadcast((1, 2), ((0, 0), [0])) == ((1, 1), [2])
+    assert tu.tree_reduce_associative(lambda a, b: a + b, [1, (2, 3), {"x": 4}]) == 10
+    assert tu.tree_reduce_associative(lambda a, b: a + b, [], identity=0) == 0
+    with pytest.raises(ValueError):
+        tu.tree_reduce_associative(lambda a, b: a + b, [])

@@ -52,3 +52,127 @@ def dtype_and_array(dtype_list=ALL_DTYPES, shape=None, **kwargs):
   shape = shapes() if shape is None else shape
   return st.sampled_from(dtype_list).flatmap(
       lambda dt: st.tuples(st.just(dt), arrays(dt, shape, **kwargs)))
+
+
+@st.composite
+def index_expressions(draw, shape):
+  """A NumPy index (a tuple) for an array of `shape`, valid and in bounds.
+
+  Elements: integers (negative ones too), slices with any start/stop
+  (out-of-range ones included) and steps of either sign, `None`, at most one
+  `...`, and either integer arrays (values in bounds, shapes broadcastable
+  together) or one boolean mask over one or two dimensions. Arrays are NumPy
+  arrays; size-0 dimensions get only slices and masks.
+  """
+  ndim = len(shape)
+  if draw(st.booleans()):  # explicit dims [0, k) and [ndim - m, ndim) around `...`
+    k = draw(st.integers(0, ndim))
+    m = draw(st.integers(0, ndim - k))
+    segments = [list(range(k)), list(range(ndim - m, ndim))]
+  else:
+    segments = [list(range(draw(st.integers(0, ndim))))]
+  advanced = draw(st.sampled_from(["none", "arrays", "mask"]))
+  base_shape = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
+  mask_used = False
+
+  def element(dims):
+    """An index element for the first of `dims`, and how many dims it consumes."""
+    nonlocal mask_used
+    size = shape[dims[0]]
+    kinds = ["slice", "slice"] + ["int"] * (size > 0)
+    if advanced == "arrays" and size > 0:
+      kinds += ["array", "array"]
+    if advanced == "mask" and not mask_used:
+      kinds += ["mask"]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "int":
+      return draw(st.integers(-size, size - 1)), 1
+    if kind == "slice":
+      bound = st.none() | st.integers(-size - 2, size + 2)
+      step = st.none() | st.sampled_from([1, 2, 3, -1, -2])
+      return slice(draw(bound), draw(bound), draw(step)), 1
+    if kind == "array":
+      array_shape = tuple(draw(st.sampled_from([1, d])) for d in base_shape)
+      array_shape = array_shape[draw(st.integers(0, len(array_shape))):]
+      values = hnp.arrays(np.int32, array_shape, elements=st.integers(-size, size - 1))
+      return draw(values), 1
+    mask_used = True
+    n = draw(st.integers(1, min(2, len(dims))))
+    mask_shape = tuple(shape[d] for d in dims[:n])
+    return draw(hnp.arrays(np.bool_, mask_shape)), n
+
+  parts = []
+  for segment_number, dims in enumerate(segments):
+    if segment_number == 1:
+      parts.append(Ellipsis)
+    while dims:
+      item, consumed = element(dims)
+      parts.append(item)
+      dims = dims[consumed:]
+  for _ in range(draw(st.integers(0, 2))):
+    parts.insert(draw(st.integers(0, len(parts))), None)
+  return tuple(parts)
+
+
+@st.composite
+def broadcastable_arrays(draw, dtype_list=ALL_DTYPES, n=2, max_dims=3, **kwargs):
+  """(dtype, [array, ...]): `n` arrays of one dtype whose shapes lax broadcasts.
+
+  Each operand has either rank 0 or the full rank, with any of its dimensions
+  possibly 1 (lax's broadcasting rule; NumPy broadcasts these the same way).
+  """
+  dtype = draw(st.sampled_from(dtype_list))
+  shape = draw(shapes(max_dims=max_dims))
+  operands = []
+  for _ in range(n):
+    if draw(st.booleans()) and draw(st.booleans()):
+      operand_shape = ()
+    else:
+      operand_shape = tuple(d if draw(st.booleans()) else 1 for d in shape)
+    operands.append(draw(arrays(dtype, operand_shape, **kwargs)))
+  return dtype, operands
+
+
+# Tolerances for comparing floating results with an independent computation
+# (NumPy in the operands' own dtype): (rtol, atol) per dtype. rtol allows a few
+# ulps of either side; atol is two of the smallest subnormals.
+TOLERANCES = {
+    np.dtype(dtypes.float16): (2e-3, 1.2e-7),
+    np.dtype(dtypes.bfloat16): (1.6e-2, 1.9e-40),
+    np.dtype(dtypes.float32): (2e-6, 2.9e-45),
+    np.dtype(dtypes.float64): (1e-13, 1e-323),
+    np.dtype(dtypes.complex64): (1e-5, 2.9e-45),
+    np.dtype(dtypes.complex128): (1e-13, 1e-323),
+}
+
+
+def assert_close(actual, expected, dtype=None, rtol=None, atol=None):
+  """Asserts `actual` matches `expected` within the dtype's TOLERANCES.
+
+  Integers and booleans must be equal. Floats: NaN where expected is NaN
+  (both parts for complex), infinities equal, except that a finite value
+  within rtol of the largest float may meet an infinity (rounding at the
+  overflow threshold). The sign of zero is not compared.
+  """
+  actual, expected = np.asarray(actual), np.asarray(expected)
+  dtype = np.dtype(actual.dtype if dtype is None else dtype)
+  assert actual.shape == expected.shape, (actual.shape, expected.shape)
+  if dtype not in TOLERANCES:
+    np.testing.assert_array_equal(actual, expected)
+    return
+  default_rtol, default_atol = TOLERANCES[dtype]
+  rtol = default_rtol if rtol is None else rtol
+  atol = default_atol if atol is None else atol
+  a = actual.astype(np.complex128 if dtype.kind == "c" else np.float64)
+  e = expected.astype(a.dtype)
+  big = float(dtypes.finfo(np.finfo(dtype).dtype if dtype.kind == "c" else dtype).max)
+  for part in ((np.real, np.imag) if dtype.kind == "c" else (lambda v: v,)):
+    pa, pe = part(a), part(e)
+    np.testing.assert_array_equal(np.isnan(pa), np.isnan(pe), err_msg=f"NaNs differ: {a} vs {e}")
+    overflow_edge = (np.isinf(pa) & (np.abs(pe) >= big * (1 - rtol))) | (
+        np.isinf(pe) & (np.abs(pa) >= big * (1 - rtol)))
+    infinite = (np.isinf(pa) | np.isinf(pe)) & ~overflow_edge
+    np.testing.assert_array_equal(pa[infinite], pe[infinite], err_msg=f"{a} vs {e}")
+  finite = np.isfinite(a) & np.isfinite(e)
+  np.testing.assert_allclose(a[finite], e[finite], rtol=rtol, atol=atol,
+                             err_msg=f"actual {a}\nexpected {e}")

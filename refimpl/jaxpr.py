@@ -238,6 +238,8 @@ def pp_param_value(value, names, indent):
     return pp_jaxpr(value, names, indent)
   if isinstance(value, np.dtype):
     return value.name
+  if isinstance(value, tuple) and hasattr(value, "_fields"):
+    return repr(value)  # a NamedTuple such as GatherDimensionNumbers
   if isinstance(value, tuple):
     items = [pp_param_value(v, names, indent) for v in value]
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"

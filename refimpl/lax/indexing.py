@@ -1,0 +1,776 @@
+"""Indexing primitives: slice, dynamic_slice, dynamic_update_slice, gather, scatter.
+
+Out-of-bounds behaviour is part of each primitive's semantics and is stated
+in its reference rule:
+
+* `slice` has static bounds, checked by its shape rule: never out of bounds.
+* `dynamic_slice` / `dynamic_update_slice` clamp each start index so that
+  the whole slice fits: `clamp(0, start, dim - size)`. Negative starts are
+  not wrapped by the primitives (the `lax.*` functions wrap them first when
+  `allow_negative_indices` is true, as JAX's do).
+* `gather` and the `scatter` family follow their `GatherScatterMode`.
+
+Index operands may have any integer dtype; out-of-range arithmetic is done on
+Python integers, so large indices never wrap around.
+"""
+
+import enum
+from typing import NamedTuple
+
+import numpy as np
+
+from refimpl import core, dtypes
+from refimpl.core import Primitive, ShapedArray
+from refimpl.lax import elementwise, shapes
+from refimpl.lax.rules import ANY, NUMBER, check_dtype, check_same_dtypes
+
+__all__ = [
+    'slice', 'slice_in_dim', 'index_in_dim',
+    'dynamic_slice', 'dynamic_slice_in_dim', 'dynamic_index_in_dim',
+    'dynamic_update_slice', 'dynamic_update_slice_in_dim',
+    'dynamic_update_index_in_dim',
+    'GatherDimensionNumbers', 'GatherScatterMode', 'gather',
+    'ScatterDimensionNumbers', 'scatter', 'scatter_add', 'scatter_sub',
+    'scatter_mul', 'scatter_min', 'scatter_max', 'scatter_apply',
+]
+
+_slice = slice  # the builtin, which `lax.slice` below shadows
+
+
+def _shape(x):
+  return core.get_aval(x).shape
+
+
+def _clamp(low, value, high):
+  return low if value < low else high if value > high else value
+
+
+# --- slice --------------------------------------------------------------------
+
+slice_p = Primitive("slice")
+
+
+@slice_p.def_impl
+def _slice_reference(operand, *, start_indices, limit_indices, strides):
+  """`operand[start:limit:stride, ...]` with static, in-bounds bounds.
+
+  Shape rule: one start, limit (and stride, if not None) per dimension, with
+  `0 <= start <= limit <= dim` and strides >= 1; result dim i is
+  `ceil((limit[i] - start[i]) / stride[i])`. Dtype and weak type are the
+  operand's. Bounds are static, so nothing is ever out of bounds.
+  """
+  strides = strides or (1,) * operand.ndim
+  return operand[tuple(_slice(s, l, st) for s, l, st
+                       in zip(start_indices, limit_indices, strides))]
+
+
+@slice_p.def_abstract_eval
+def _slice_shape_rule(operand, *, start_indices, limit_indices, strides):
+  if operand.ndim != len(start_indices):
+    raise TypeError(f"slice start_indices must have length equal to the number of "
+                    f"dimensions of the operand, got indices {start_indices} for "
+                    f"operand shape {operand.shape}.")
+  if len(start_indices) != len(limit_indices):
+    raise TypeError(f"slice limit_indices must have the same length as start_indices, "
+                    f"got start_indices {start_indices} and limit_indices {limit_indices}.")
+  if any(l > d for l, d in zip(limit_indices, operand.shape)):
+    raise TypeError(f"slice limit_indices must be less than or equal to operand shape, "
+                    f"got limit_indices {limit_indices} for operand shape {operand.shape}.")
+  if any(s < 0 for s in start_indices):
+    raise TypeError(f"slice start_indices must be greater than or equal to zero, "
+                    f"got start_indices of {start_indices}.")
+  if any(l < s for s, l in zip(start_indices, limit_indices)):
+    raise TypeError(f"slice limit_indices must be greater than or equal to "
+                    f"start_indices, got start_indices {start_indices} and "
+                    f"limit_indices {limit_indices}.")
+  strides = strides or (1,) * operand.ndim
+  if len(strides) != operand.ndim:
+    raise TypeError(f"slice strides must have length equal to the number of "
+                    f"dimensions of the operand, got strides {strides} for operand "
+                    f"shape {operand.shape}.")
+  if any(s <= 0 for s in strides):
+    raise TypeError(f"slice strides must be positive, got {strides}")
+  shape = [-(-(l - s) // st) for s, l, st in zip(start_indices, limit_indices, strides)]
+  return operand.update(shape=shape)
+
+
+def slice(operand, start_indices, limit_indices, strides=None):
+  """`operand[start_indices[0]:limit_indices[0]:strides[0], ...]` (static bounds)."""
+  return slice_p.bind(operand, start_indices=core.canonicalize_shape(start_indices),
+                      limit_indices=core.canonicalize_shape(limit_indices),
+                      strides=None if strides is None else core.canonicalize_shape(strides))
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+  """`lax.slice` along one `axis`; None bounds mean the whole axis, negative ones wrap."""
+  shape = _shape(operand)
+  size = shape[axis]
+  start = 0 if start_index is None else int(start_index)
+  limit = size if limit_index is None else int(limit_index)
+  start, limit = (start + size if start < 0 else start), (limit + size if limit < 0 else limit)
+  starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+  starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
+  return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+  """`operand[..., index]` along `axis` (static; negative wraps; out of range raises IndexError)."""
+  index, axis = int(index), int(axis)
+  size = _shape(operand)[axis]
+  wrapped = index + size if index < 0 else index
+  if not 0 <= wrapped < size:
+    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+  result = slice_in_dim(operand, wrapped, wrapped + 1, 1, axis)
+  return result if keepdims else shapes.squeeze(result, (axis,))
+
+
+# --- dynamic_slice --------------------------------------------------------------
+
+dynamic_slice_p = Primitive("dynamic_slice")
+
+
+@dynamic_slice_p.def_impl
+def _dynamic_slice_reference(operand, *start_indices, slice_sizes):
+  """The block of shape `slice_sizes` of `operand` starting at `start_indices`.
+
+  Out of bounds: each start is clamped so the block fits,
+  `start = clamp(0, start, dim - size)`; a negative start is clamped to 0
+  (it is not wrapped). Shape rule: one scalar start per dimension, all of the
+  same integer dtype, and `0 <= slice_sizes[i] <= dim i`. The result has
+  shape `slice_sizes` and the operand's dtype and weak type.
+  """
+  starts = [_clamp(0, int(s), d - n)
+            for s, d, n in zip(start_indices, operand.shape, slice_sizes)]
+  return operand[tuple(_slice(s, s + n) for s, n in zip(starts, slice_sizes))]
+
+
+def _check_start_indices(name, operand, start_indices):
+  if len(start_indices) != operand.ndim:
+    raise TypeError(f"{name} start_indices must have length equal to the number of "
+                    f"dimensions of the operand, got {len(start_indices)} indices for "
+                    f"operand shape {operand.shape}.")
+  if any(i.ndim != 0 for i in start_indices):
+    raise TypeError(f"start_indices arguments to {name} must be scalars, got indices "
+                    f"{', '.join(map(str, start_indices))}")
+  if any(i.dtype != start_indices[0].dtype or not dtypes.is_integer(i.dtype)
+         for i in start_indices):
+    raise TypeError(f"index arguments to {name} must be integers of the same type, "
+                    f"got: {', '.join(i.dtype.name for i in start_indices)}")
+
+
+@dynamic_slice_p.def_abstract_eval
+def _dynamic_slice_shape_rule(operand, *start_indices, slice_sizes):
+  _check_start_indices("dynamic_slice", operand, start_indices)
+  if len(slice_sizes) != operand.ndim:
+    raise TypeError(f"dynamic_slice slice_sizes must have the same length as "
+                    f"start_indices, got start_indices length {len(start_indices)} "
+                    f"and slice_sizes {slice_sizes}.")
+  if any(n > d for n, d in zip(slice_sizes, operand.shape)):
+    raise TypeError(f"slice slice_sizes must be less than or equal to operand shape, "
+                    f"got slice_sizes {slice_sizes} for operand shape {operand.shape}.")
+  if any(n < 0 for n in slice_sizes):
+    raise TypeError(f"slice slice_sizes must be greater than or equal to zero, "
+                    f"got slice_sizes of {slice_sizes}.")
+  return operand.update(shape=slice_sizes)
+
+
+def _wrap_start_indices(operand, start_indices, allow_negative_indices):
+  """Start indices for dynamic_(update_)slice, negative ones wrapped where allowed.
+
+  Python and NumPy integers are wrapped right away and become constants of
+  their canonical dtype; traced ones get `select(i < 0, i + dim, i)`.
+  Unsigned indices cannot be negative and are left alone.
+  """
+  shape = _shape(operand)
+  if not isinstance(start_indices, (tuple, list)):
+    if np.ndim(start_indices) != 1:
+      raise ValueError(f"Slice indices must be a 1D sequence, got {np.shape(start_indices)}")
+    start_indices = list(start_indices)
+  if len(start_indices) != len(shape):
+    raise ValueError(f"Length of slice indices must match number of operand "
+                     f"dimensions ({len(start_indices)} vs {shape})")
+  if isinstance(allow_negative_indices, bool):
+    allow_negative_indices = [allow_negative_indices] * len(shape)
+  result = []
+  for i, dim, allow_negative in zip(start_indices, shape, allow_negative_indices):
+    index_dtype = dtypes.dtype(i)
+    if dtypes.is_unsigned(index_dtype):
+      result.append(i)
+    elif isinstance(i, (int, np.integer)):
+      if i < 0 and not allow_negative:
+        raise ValueError(f"Index {i} is out of bounds for dimension {dim} if "
+                         "allow_negative_indices=False")
+      result.append(elementwise.convert_element_type(i + dim if i < 0 else i, index_dtype))
+    elif allow_negative:
+      dim = elementwise.convert_element_type(dim, index_dtype)
+      is_negative = elementwise.lt(i, elementwise.convert_element_type(0, index_dtype))
+      result.append(elementwise.select(is_negative, elementwise.add(i, dim), i))
+    else:
+      result.append(i)
+  return result
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+  """The block of size `slice_sizes` at (possibly traced) `start_indices`.
+
+  Negative starts count from the end when `allow_negative_indices` (a bool
+  or one per dimension); then starts are clamped so the block fits.
+  """
+  starts = _wrap_start_indices(operand, start_indices, allow_negative_indices)
+  return dynamic_slice_p.bind(operand, *starts,
+                              slice_sizes=core.canonicalize_shape(slice_sizes))
+
+
+def _zero_index_like(index):
+  """A 0 start index of the same type as `index` (a Python 0 for a Python int)."""
+  return 0 if isinstance(index, int) else np.zeros((), dtypes.dtype(index))
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):
+  """`operand[..., start_index:start_index + slice_size]` along `axis`, clamped to fit."""
+  shape, axis = _shape(operand), int(axis)
+  starts = [_zero_index_like(start_index)] * len(shape)
+  sizes = list(shape)
+  allow_negative = [False] * len(shape)
+  starts[axis], sizes[axis], allow_negative[axis] = start_index, slice_size, allow_negative_indices
+  return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow_negative)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *,
+                         allow_negative_indices=True):
+  """`operand[..., index]` along `axis` at a (possibly traced) index, clamped."""
+  result = dynamic_slice_in_dim(operand, index, 1, axis,
+                                allow_negative_indices=allow_negative_indices)
+  return result if keepdims else shapes.squeeze(result, (axis,))
+
+
+# --- dynamic_update_slice ----------------------------------------------------------
+
+dynamic_update_slice_p = Primitive("dynamic_update_slice")
+
+
+@dynamic_update_slice_p.def_impl
+def _dynamic_update_slice_reference(operand, update, *start_indices):
+  """`operand` with the block at `start_indices` replaced by `update`.
+
+  Out of bounds: each start is clamped so the whole update fits,
+  `start = clamp(0, start, dim - update_dim)`; negative starts clamp to 0.
+  Shape rule: `update` has the operand's rank and dtype and no larger
+  dimensions; one scalar start per dimension, all of the same integer dtype.
+  The result has the operand's shape and dtype; it is weakly typed only if
+  both operand and update are.
+  """
+  starts = [_clamp(0, int(s), d - n)
+            for s, d, n in zip(start_indices, operand.shape, update.shape)]
+  out = operand.copy()
+  out[tuple(_slice(s, s + n) for s, n in zip(starts, update.shape))] = update
+  return out
+
+
+@dynamic_update_slice_p.def_abstract_eval
+def _dynamic_update_slice_shape_rule(operand, update, *start_indices):
+  if operand.ndim != update.ndim:
+    raise TypeError(f"dynamic_update_slice update must have the same rank as operand, "
+                    f"got update shape {update.shape} for operand shape {operand.shape}.")
+  _check_start_indices("dynamic_update_slice", operand, start_indices)
+  if any(u > d for u, d in zip(update.shape, operand.shape)):
+    raise TypeError(f"dynamic_update_slice update shape must be smaller than operand "
+                    f"shape, got update shape {update.shape} for operand shape "
+                    f"{operand.shape}.")
+  check_same_dtypes("dynamic_update_slice", operand, update)
+  return operand.update(weak_type=operand.weak_type and update.weak_type)
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+  """`operand` with `update` written at (possibly traced) `start_indices`, clamped to fit."""
+  starts = _wrap_start_indices(operand, start_indices, allow_negative_indices)
+  return dynamic_update_slice_p.bind(operand, update, *starts)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
+                                allow_negative_indices=True):
+  """`dynamic_update_slice` at `start_index` along `axis` (0 along the others)."""
+  ndim, axis = len(_shape(operand)), int(axis)
+  starts = [_zero_index_like(start_index)] * ndim
+  allow_negative = [False] * ndim
+  starts[axis], allow_negative[axis] = start_index, allow_negative_indices
+  return dynamic_update_slice(operand, update, starts,
+                              allow_negative_indices=allow_negative)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis, *,
+                                allow_negative_indices=True):
+  """Writes `update` (with or without the size-1 `axis`) at `index` along `axis`."""
+  axis = int(axis)
+  if len(_shape(update)) != len(_shape(operand)):
+    update = shapes.expand_dims(update, (axis,))
+  return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                     allow_negative_indices=allow_negative_indices)
+
+
+# --- gather and scatter modes and dimension numbers ----------------------------------
+
+class GatherScatterMode(enum.Enum):
+  """How gather and scatter treat indices whose window is (partly) out of bounds.
+
+  CLIP: indices are clamped so that the whole window is in bounds.
+  FILL_OR_DROP: a gathered window that is partly out of bounds is replaced,
+    entirely, by `fill_value`; a scattered one is dropped, entirely.
+  PROMISE_IN_BOUNDS: the caller promises indices are in bounds. As on XLA,
+    the reference clamps out-of-bounds gathers (as CLIP) and drops
+    out-of-bounds scatters (as FILL_OR_DROP).
+  """
+  CLIP = enum.auto()
+  FILL_OR_DROP = enum.auto()
+  PROMISE_IN_BOUNDS = enum.auto()
+
+  @staticmethod
+  def from_any(s):
+    """The mode named by `s`: a mode, None ("fill"/"drop"), "clip" or "promise_in_bounds"."""
+    if isinstance(s, GatherScatterMode):
+      return s
+    if s == "clip":
+      return GatherScatterMode.CLIP
+    if s is None or s == "fill" or s == "drop":
+      return GatherScatterMode.FILL_OR_DROP
+    if s == "promise_in_bounds":
+      return GatherScatterMode.PROMISE_IN_BOUNDS
+    raise ValueError(f'Unknown gather mode "{s}"')
+
+
+class GatherDimensionNumbers(NamedTuple):
+  """How the dimensions of a gather's operand, indices and output relate.
+
+  offset_dims: output dimensions that index into the gathered window (sorted).
+  collapsed_slice_dims: operand dimensions of window size 1 that the output
+    drops (sorted).
+  start_index_map: for each entry of an index vector, the operand dimension
+    it starts.
+  operand_batching_dims / start_indices_batching_dims: operand dimensions
+    (window size 0 or 1, dropped from the output) paired, in order, with
+    indices batch dimensions; along such an operand dimension a window
+    starts at its batch position's coordinate along the paired dimension.
+
+  The index vector is always the last dimension of the indices.
+  """
+  offset_dims: tuple
+  collapsed_slice_dims: tuple
+  start_index_map: tuple
+  operand_batching_dims: tuple = ()
+  start_indices_batching_dims: tuple = ()
+
+
+class ScatterDimensionNumbers(NamedTuple):
+  """How the dimensions of a scatter's operand, indices and updates relate.
+
+  update_window_dims: dimensions of `updates` that index into the window
+    (sorted). inserted_window_dims: operand dimensions of window size 1 that
+    `updates` lacks (sorted). scatter_dims_to_operand_dims: for each entry of
+    an index vector, the operand dimension it starts. operand_batching_dims /
+    scatter_indices_batching_dims: paired dimensions, as in gather.
+  The index vector is always the last dimension of the indices.
+  """
+  update_window_dims: tuple
+  inserted_window_dims: tuple
+  scatter_dims_to_operand_dims: tuple
+  operand_batching_dims: tuple = ()
+  scatter_indices_batching_dims: tuple = ()
+
+
+def _canonical_dnums(cls, dimension_numbers):
+  """`dimension_numbers` with every field a tuple of ints (hashable, printable)."""
+  return cls(*(tuple(int(d) for d in field) for field in dimension_numbers))
+
+
+def _check_dims(name, what, dims, rank, sorted_=True):
+  if sorted_ and list(dims) != sorted(dims):
+    raise TypeError(f"{what} in {name} op must be sorted; got {dims}")
+  if len(set(dims)) != len(dims):
+    raise TypeError(f"{what} in {name} op must not repeat; got: {dims}.")
+  for d in dims:
+    if not 0 <= d < rank:
+      raise TypeError(f"Invalid {what} set in {name} op; valid range is [0, {rank}); "
+                      f"got: {d}.")
+
+
+def _window_start(operand_shape, index_vector, index_map, batch_position,
+                  operand_batching_dims, indices_batching_dims):
+  """The operand position where one window starts (Python ints, unclamped)."""
+  start = [0] * len(operand_shape)
+  for k, d in enumerate(index_map):
+    start[d] = int(index_vector[k])
+  for operand_dim, indices_dim in zip(operand_batching_dims, indices_batching_dims):
+    start[operand_dim] = batch_position[indices_dim]
+  return start
+
+
+def _window_fits(start, window_shape, operand_shape):
+  return all(0 <= s and s + n <= d for s, n, d in zip(start, window_shape, operand_shape))
+
+
+def _clamp_window(start, window_shape, operand_shape):
+  return [_clamp(0, s, d - n) for s, n, d in zip(start, window_shape, operand_shape)]
+
+
+# --- gather ----------------------------------------------------------------------------
+
+gather_p = Primitive("gather")
+
+
+@gather_p.def_impl
+def _gather_reference(operand, indices, *, dimension_numbers, slice_sizes,
+                      indices_are_sorted, unique_indices, mode, fill_value):
+  """Gathers one window of shape `slice_sizes` per index vector.
+
+  `indices` has shape `batch_shape + (len(start_index_map),)`. For each batch
+  position b, the window starts at operand dimension `start_index_map[k]` at
+  `indices[b][k]`, at dimension `operand_batching_dims[j]` at
+  `b[start_indices_batching_dims[j]]`, and at 0 elsewhere. The window, with
+  its collapsed and batching dimensions (size 1) dropped, is output[b]; the
+  output's `offset_dims` hold the window dimensions and its other dimensions
+  the batch dimensions, in order.
+
+  Out of bounds (a window not inside the operand): CLIP and
+  PROMISE_IN_BOUNDS clamp its start to `clamp(0, start, dim - slice_size)`;
+  FILL_OR_DROP outputs `fill_value` (converted to the operand's dtype as
+  `convert_element_type` does) for the whole window. `indices_are_sorted`
+  and `unique_indices` are hints with no effect here.
+
+  Shape rule: see `_gather_shape_rule`; dtype and weak type are the operand's.
+  """
+  dnums = dimension_numbers
+  batch_shape = indices.shape[:-1]
+  window_shape = tuple(n for d, n in enumerate(slice_sizes)
+                       if d not in dnums.collapsed_slice_dims + dnums.operand_batching_dims)
+  if mode == GatherScatterMode.FILL_OR_DROP:
+    fill = elementwise.convert_element_type_p.impl(
+        np.asarray(fill_value), new_dtype=operand.dtype, weak_type=False)
+  out = np.empty(batch_shape + window_shape, operand.dtype)
+  for b in np.ndindex(*batch_shape):
+    start = _window_start(operand.shape, indices[b], dnums.start_index_map, b,
+                          dnums.operand_batching_dims, dnums.start_indices_batching_dims)
+    if mode == GatherScatterMode.FILL_OR_DROP and not _window_fits(
+        start, slice_sizes, operand.shape):
+      out[b] = fill
+      continue
+    start = _clamp_window(start, slice_sizes, operand.shape)
+    window = operand[tuple(_slice(s, s + n) for s, n in zip(start, slice_sizes))]
+    out[b] = window.reshape(window_shape)
+  return np.moveaxis(out, list(range(len(batch_shape), out.ndim)), dnums.offset_dims)
+
+
+@gather_p.def_abstract_eval
+def _gather_shape_rule(operand, indices, *, dimension_numbers, slice_sizes,
+                       indices_are_sorted, unique_indices, mode, fill_value):
+  """Checks the dimension numbers as XLA does; the output shape is the batch
+  shape (indices.shape[:-1]) with the window sizes inserted at `offset_dims`."""
+  if not dtypes.is_integer(indices.dtype):
+    raise ValueError("indices must have an integer type")
+  if indices.ndim < 1:
+    raise TypeError("gather indices must have rank >= 1; the last dimension is the "
+                    "index vector (add a trailing dimension of size 1 for scalar indices)")
+  dnums = dimension_numbers
+  out_rank = len(dnums.offset_dims) + indices.ndim - 1
+  _check_dims("gather", "offset_dims", dnums.offset_dims, out_rank)
+  if len(dnums.start_index_map) != indices.shape[-1]:
+    raise TypeError(f"Gather op has {len(dnums.start_index_map)} elements in "
+                    f"start_index_map and the bound of dimension index_vector_dim="
+                    f"{indices.ndim - 1} of indices is {indices.shape[-1]}. These two "
+                    f"numbers must be equal.")
+  _check_dims("gather", "start_index_map", dnums.start_index_map, operand.ndim, sorted_=False)
+  _check_dims("gather", "collapsed_slice_dims", dnums.collapsed_slice_dims, operand.ndim)
+  _check_dims("gather", "operand_batching_dims", dnums.operand_batching_dims, operand.ndim)
+  _check_dims("gather", "start_indices_batching_dims", dnums.start_indices_batching_dims,
+              indices.ndim - 1, sorted_=False)
+  for name, dims in (("collapsed_slice_dims", dnums.collapsed_slice_dims),
+                     ("start_index_map", dnums.start_index_map)):
+    if set(dims) & set(dnums.operand_batching_dims):
+      raise TypeError(f"{name} and operand_batching_dims in gather op must be disjoint; "
+                      f"got: {dims} and {dnums.operand_batching_dims}.")
+  if len(dnums.operand_batching_dims) != len(dnums.start_indices_batching_dims):
+    raise TypeError(f"Gather op requires equal numbers of operand_batching_dims and "
+                    f"start_indices_batching_dims, got {dnums.operand_batching_dims} "
+                    f"and {dnums.start_indices_batching_dims}.")
+  operand_batch = tuple(operand.shape[d] for d in dnums.operand_batching_dims)
+  indices_batch = tuple(indices.shape[d] for d in dnums.start_indices_batching_dims)
+  if operand_batch != indices_batch:
+    raise TypeError(f"Gather op requires operand batching dimensions and indices "
+                    f"batching dimensions to have the same shape, got {operand_batch} "
+                    f"and {indices_batch}.")
+  if len(slice_sizes) != operand.ndim:
+    raise TypeError(f"Gather op must have one slice size for every input dimension; "
+                    f"got: len(slice_sizes)={len(slice_sizes)}, "
+                    f"input_shape.rank={operand.ndim}")
+  if len(slice_sizes) != (len(dnums.offset_dims) + len(dnums.collapsed_slice_dims)
+                          + len(dnums.operand_batching_dims)):
+    raise TypeError(f"All components of the offset index in a gather op must either "
+                    f"be a offset dimension or explicitly collapsed/batching; got "
+                    f"len(slice_sizes)={len(slice_sizes)}, output_slice_sizes="
+                    f"{dnums.offset_dims}, collapsed_slice_dims="
+                    f"{dnums.collapsed_slice_dims}, operand_batching_dims="
+                    f"{dnums.operand_batching_dims}.")
+  for i, (n, d) in enumerate(zip(slice_sizes, operand.shape)):
+    if not 0 <= n <= d:
+      raise TypeError(f"Slice size at index {i} in gather op is out of range, must be "
+                      f"within [0, {d} + 1), got {n}.")
+  for i, d in enumerate(dnums.collapsed_slice_dims):
+    if slice_sizes[d] != 1:
+      raise TypeError(f"Gather op can only collapse slice dims with bound 1, but bound "
+                      f"is {slice_sizes[d]} for index {d} at position {i}.")
+  for i, d in enumerate(dnums.operand_batching_dims):
+    if slice_sizes[d] > 1:
+      raise TypeError(f"Gather op can only have operand batching dims with bound 0/1, "
+                      f"but bound is {slice_sizes[d]} for index {d} at position {i}.")
+  window_sizes = iter(n for d, n in enumerate(slice_sizes)
+                      if d not in dnums.collapsed_slice_dims + dnums.operand_batching_dims)
+  batch_sizes = iter(indices.shape[:-1])
+  shape = [next(window_sizes) if i in dnums.offset_dims else next(batch_sizes)
+           for i in range(out_rank)]
+  return operand.update(shape=shape)
+
+
+def _default_fill_value(dtype):
+  """JAX's fill for FILL_OR_DROP gathers: NaN, the lowest signed, the highest
+  unsigned integer, or True."""
+  if dtypes.is_inexact(dtype):
+    return np.nan
+  if dtypes.is_unsigned(dtype):
+    return int(dtypes.iinfo(dtype).max)
+  if dtypes.is_integer(dtype):
+    return int(dtypes.iinfo(dtype).min)
+  return True
+
+
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
+           unique_indices=False, indices_are_sorted=False, mode=None, fill_value=None):
+  """Gathers windows of `operand` at `start_indices` (see `gather_p`).
+
+  `mode` defaults to PROMISE_IN_BOUNDS (out-of-bounds windows clamp). With
+  FILL_OR_DROP ("fill"/"drop"), `fill_value` defaults to NaN for inexact
+  dtypes, the lowest value for signed and the highest for unsigned integers,
+  and True for booleans; other modes ignore it.
+  """
+  mode = GatherScatterMode.from_any(
+      GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode)
+  if mode != GatherScatterMode.FILL_OR_DROP:
+    fill_value = None
+  elif fill_value is None:
+    fill_value = _default_fill_value(core.get_aval(operand).dtype)
+  return gather_p.bind(
+      operand, start_indices,
+      dimension_numbers=_canonical_dnums(GatherDimensionNumbers, dimension_numbers),
+      slice_sizes=core.canonicalize_shape(slice_sizes),
+      unique_indices=bool(unique_indices), indices_are_sorted=bool(indices_are_sorted),
+      mode=mode, fill_value=fill_value)
+
+
+# --- scatter -----------------------------------------------------------------------------
+
+def _scatter_reference(combine, operand, indices, updates, *, dimension_numbers,
+                       indices_are_sorted, unique_indices, mode, update_jaxpr,
+                       update_consts):
+  """Combines each window of `updates` into `operand` at its index vector.
+
+  `indices` has shape `batch_shape + (len(scatter_dims_to_operand_dims),)`;
+  `updates` has the batch dimensions (in order) plus the window dimensions at
+  `update_window_dims`. For each batch position b the window starts as in
+  gather (index vector entries at `scatter_dims_to_operand_dims`, batch
+  coordinates at `operand_batching_dims`, 0 elsewhere), and each operand
+  element x under the window becomes `combine(x, u)` for its update u:
+  `u` for scatter, and lax's add, sub, mul, min, max (integers wrap, NaN
+  wins min/max) for scatter-add, -sub, -mul, -min, -max. When
+  `update_jaxpr` is set (`scatter_apply`), `combine` is that jaxpr applied
+  to each element pair; `update_consts` is always ().
+
+  Out of bounds (a window not inside the operand): FILL_OR_DROP and
+  PROMISE_IN_BOUNDS drop the whole window; CLIP clamps its start to
+  `clamp(0, start, dim - window_size)`.
+
+  Duplicates: windows are applied one after another in row-major order of
+  their batch positions, so overlapping updates all take effect (summed,
+  multiplied, ...). For plain `scatter` the last one wins here; JAX leaves
+  the order unspecified. `indices_are_sorted` and `unique_indices` are hints
+  with no effect here.
+
+  Shape rule: see `_scatter_shape_rule`; the result has the operand's shape,
+  dtype and weak type.
+  """
+  dnums = dimension_numbers
+  batch_dims = [d for d in range(updates.ndim) if d not in dnums.update_window_dims]
+  updates = np.moveaxis(updates, dnums.update_window_dims,
+                        list(range(len(batch_dims), updates.ndim)))
+  window_sizes = iter(updates.shape[len(batch_dims):])
+  window_shape = [1 if d in dnums.inserted_window_dims + dnums.operand_batching_dims
+                  else next(window_sizes) for d in range(operand.ndim)]
+  out = operand.copy()
+  for b in np.ndindex(*indices.shape[:-1]):
+    start = _window_start(operand.shape, indices[b], dnums.scatter_dims_to_operand_dims,
+                          b, dnums.operand_batching_dims,
+                          dnums.scatter_indices_batching_dims)
+    if mode == GatherScatterMode.CLIP:
+      start = _clamp_window(start, window_shape, operand.shape)
+    elif not _window_fits(start, window_shape, operand.shape):
+      continue
+    region = tuple(_slice(s, s + n) for s, n in zip(start, window_shape))
+    out[region] = combine(out[region], updates[b].reshape(window_shape))
+  return out
+
+
+def _replace(old, new):
+  return new
+
+
+def _apply_jaxpr_elementwise(update_jaxpr, old, new):
+  """`update_jaxpr(x, u)` for each element pair (scatter_apply's combiner)."""
+  from refimpl.interpreters.eval import eval_closed_jaxpr
+  with core.eval_context():
+    result = [core.to_numpy(eval_closed_jaxpr(update_jaxpr, x, u)[0])
+              for x, u in zip(old.ravel(), new.ravel())]
+  return np.asarray(result, old.dtype).reshape(old.shape)
+
+
+def _scatter_combiner(primitive):
+  """The reference rule of a scatter primitive combining with `primitive`."""
+  def reference(operand, indices, updates, *, update_jaxpr, **params):
+    if update_jaxpr is not None:
+      combine = lambda old, new: _apply_jaxpr_elementwise(update_jaxpr, old, new)
+    else:
+      combine = primitive.impl if primitive is not None else _replace
+    return _scatter_reference(combine, operand, indices, updates,
+                              update_jaxpr=update_jaxpr, **params)
+  reference.__doc__ = _scatter_reference.__doc__
+  return reference
+
+
+def _scatter_shape_rule(name, category, operand, indices, updates, *, dimension_numbers,
+                        indices_are_sorted, unique_indices, mode, update_jaxpr,
+                        update_consts):
+  """Checks the dimension numbers as XLA does; the result has the operand's shape."""
+  if not dtypes.is_integer(indices.dtype):
+    raise ValueError("indices must have an integer type")
+  check_same_dtypes("scatter", operand, updates)
+  check_dtype(name, operand, category)
+  if indices.ndim < 1:
+    raise TypeError("scatter indices must have rank >= 1; the last dimension is the "
+                    "index vector (add a trailing dimension of size 1 for scalar indices)")
+  dnums = dimension_numbers
+  expected_rank = indices.ndim - 1 + len(dnums.update_window_dims)
+  if updates.ndim != expected_rank:
+    raise TypeError(f"Updates tensor must be of rank {expected_rank}; got {updates.ndim}.")
+  _check_dims("scatter", "update_window_dims", dnums.update_window_dims, updates.ndim)
+  _check_dims("scatter", "inserted_window_dims", dnums.inserted_window_dims, operand.ndim)
+  _check_dims("scatter", "operand_batching_dims", dnums.operand_batching_dims, operand.ndim)
+  _check_dims("scatter", "scatter_indices_batching_dims",
+              dnums.scatter_indices_batching_dims, indices.ndim - 1, sorted_=False)
+  for name_, dims in (("inserted_window_dims", dnums.inserted_window_dims),
+                      ("scatter_dims_to_operand_dims", dnums.scatter_dims_to_operand_dims)):
+    if set(dims) & set(dnums.operand_batching_dims):
+      raise TypeError(f"{name_} and operand_batching_dims in scatter op must be "
+                      f"disjoint; got: {dims} and {dnums.operand_batching_dims}.")
+  if len(dnums.operand_batching_dims) != len(dnums.scatter_indices_batching_dims):
+    raise TypeError(f"Scatter op requires equal numbers of operand_batching_dims and "
+                    f"scatter_indices_batching_dims, got {dnums.operand_batching_dims} "
+                    f"and {dnums.scatter_indices_batching_dims}.")
+  operand_batch = tuple(operand.shape[d] for d in dnums.operand_batching_dims)
+  indices_batch = tuple(indices.shape[d] for d in dnums.scatter_indices_batching_dims)
+  if operand_batch != indices_batch:
+    raise TypeError(f"Scatter op requires operand batching dimensions and indices "
+                    f"batching dimensions to have the same shape, got {operand_batch} "
+                    f"and {indices_batch}.")
+  window_rank = (len(dnums.update_window_dims) + len(dnums.inserted_window_dims)
+                 + len(dnums.operand_batching_dims))
+  if operand.ndim != window_rank:
+    raise TypeError(f"Scatter op has window of size {window_rank}; doesn't match "
+                    f"operand of rank {operand.ndim}.")
+  if len(dnums.scatter_dims_to_operand_dims) != indices.shape[-1]:
+    raise TypeError(f"Scatter op has {len(dnums.scatter_dims_to_operand_dims)} elements "
+                    f"in scatter_dims_to_operand_dims and the bound of dimension "
+                    f"index_vector_dim={indices.ndim - 1} of indices is "
+                    f"{indices.shape[-1]}. These two numbers must be equal")
+  _check_dims("scatter", "scatter_dims_to_operand_dims",
+              dnums.scatter_dims_to_operand_dims, operand.ndim, sorted_=False)
+  window_dims = [d for d in range(operand.ndim)
+                 if d not in dnums.inserted_window_dims + dnums.operand_batching_dims]
+  for operand_dim, update_dim in zip(window_dims, dnums.update_window_dims):
+    if updates.shape[update_dim] > operand.shape[operand_dim]:
+      raise TypeError(f"Bounds of the window dimensions of updates must not exceed the "
+                      f"bounds of the corresponding dimensions of operand. For dimension "
+                      f"{update_dim}, updates bound is {updates.shape[update_dim]}, "
+                      f"operand bound is {operand.shape[operand_dim]}.")
+  update_batch_dims = [d for d in range(updates.ndim) if d not in dnums.update_window_dims]
+  for d, size in zip(update_batch_dims, indices.shape[:-1]):
+    if updates.shape[d] != size:
+      raise TypeError(f"Bounds of the scatter dimensions of updates must be the same as "
+                      f"the bounds of the corresponding dimensions of scatter indices. "
+                      f"For scatter dimension {d}, updates bound is {updates.shape[d]}, "
+                      f"indices bound is {size}.")
+  return operand
+
+
+def _scatter_primitive(name, combine_with, category):
+  prim = Primitive(name)
+  prim.def_impl(_scatter_combiner(combine_with))
+  prim.def_abstract_eval(lambda *avals, **params:
+                         _scatter_shape_rule(name, category, *avals, **params))
+  return prim
+
+
+scatter_p = _scatter_primitive("scatter", None, ANY)
+scatter_add_p = _scatter_primitive("scatter-add", elementwise.add_p, NUMBER)
+scatter_sub_p = _scatter_primitive("scatter-sub", elementwise.sub_p, NUMBER)
+scatter_mul_p = _scatter_primitive("scatter-mul", elementwise.mul_p, NUMBER)
+scatter_min_p = _scatter_primitive("scatter-min", elementwise.min_p, ANY)
+scatter_max_p = _scatter_primitive("scatter-max", elementwise.max_p, ANY)
+
+
+def _scatter_function(prim, name, summary):
+  """The user-facing `lax.<name>` binding scatter primitive `prim`."""
+  def scatter_fn(operand, scatter_indices, updates, dimension_numbers, *,
+                 indices_are_sorted=False, unique_indices=False, mode=None):
+    return prim.bind(
+        operand, scatter_indices, updates,
+        dimension_numbers=_canonical_dnums(ScatterDimensionNumbers, dimension_numbers),
+        indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
+        mode=GatherScatterMode.from_any(mode), update_jaxpr=None, update_consts=())
+  scatter_fn.__name__ = scatter_fn.__qualname__ = name
+  scatter_fn.__doc__ = summary + """
+
+  `mode` defaults to FILL_OR_DROP: windows partly out of bounds are dropped;
+  "clip" clamps them into bounds. See the primitive's reference rule
+  (`lax.indexing.scatter_p.impl`) for the full semantics."""
+  return scatter_fn
+
+
+scatter = _scatter_function(scatter_p, "scatter",
+                            "Writes `updates` into `operand` at `scatter_indices`.")
+scatter_add = _scatter_function(scatter_add_p, "scatter_add",
+                                "Adds `updates` into `operand` at `scatter_indices`.")
+scatter_sub = _scatter_function(scatter_sub_p, "scatter_sub",
+                                "Subtracts `updates` from `operand` at `scatter_indices`.")
+scatter_mul = _scatter_function(scatter_mul_p, "scatter_mul",
+                                "Multiplies `operand` by `updates` at `scatter_indices`.")
+scatter_min = _scatter_function(scatter_min_p, "scatter_min",
+                                "Minimum of `operand` and `updates` at `scatter_indices`.")
+scatter_max = _scatter_function(scatter_max_p, "scatter_max",
+                                "Maximum of `operand` and `updates` at `scatter_indices`.")
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
+                  indices_are_sorted=False, unique_indices=False, mode=None):
+  """Replaces `operand` elements under the windows by `func(element)`.
+
+  A `scatter` whose combiner (`update_jaxpr`) is `func` traced on scalars;
+  `update_shape` is the shape updates would have. An element under several
+  windows gets `func` applied several times.
+  """
+  from refimpl.interpreters.partial_eval import trace_to_jaxpr
+  dtype = core.get_aval(operand).dtype
+  scalar = ShapedArray((), dtype)
+  update_jaxpr = trace_to_jaxpr(lambda x, _: [func(x)], [scalar, scalar])
+  unused_updates = shapes.full(update_shape, 0, dtype)
+  return scatter_p.bind(
+      operand, scatter_indices, unused_updates,
+      dimension_numbers=_canonical_dnums(ScatterDimensionNumbers, dimension_numbers),
+      indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
+      mode=GatherScatterMode.from_any(mode), update_jaxpr=update_jaxpr, update_consts=())

@@ -62,7 +62,11 @@ class TracerArrayConversionError(JAXTypeError):
         "functions instead of `numpy` ones inside transformed functions.")
 
 
-class NonConcreteBooleanIndexError(JAXTypeError):
+class JAXIndexError(IndexError):
+  """An index is invalid for the array it indexes (JAX's IndexError subclass)."""
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
   """A boolean mask with a traced value was used to index an array."""
 
   def __init__(self, tracer):
@@ -86,10 +90,6 @@ class UnexpectedTracerError(Exception):
 
 class KeyReuseError(RuntimeError):
   """Reserved for JAX's key-reuse checker (not enabled by default)."""
-
-
-class JAXIndexError(IndexError):
-  """An index is invalid for the array it indexes (JAX's IndexError subclass)."""
 
 
 class JaxprTypeError(TypeError):

@@ -62,9 +62,10 @@ def test_tracer_concretization_errors(convert, error):
 
 def test_concretization_errors_are_type_errors():
   for cls in (errors.TracerBoolConversionError, errors.ConcretizationTypeError,
-              errors.TracerIntegerConversionError, errors.TracerArrayConversionError,
-              errors.NonConcreteBooleanIndexError):
+              errors.TracerIntegerConversionError, errors.TracerArrayConversionError):
     assert issubclass(cls, TypeError)
+  assert issubclass(errors.NonConcreteBooleanIndexError, errors.JAXIndexError)
+  assert issubclass(errors.NonConcreteBooleanIndexError, IndexError)
   assert issubclass(errors.TracerBoolConversionError, errors.ConcretizationTypeError)
 
 

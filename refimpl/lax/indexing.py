@@ -546,13 +546,12 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
            unique_indices=False, indices_are_sorted=False, mode=None, fill_value=None):
   """Gathers windows of `operand` at `start_indices` (see `gather_p`).
 
-  `mode` defaults to PROMISE_IN_BOUNDS (out-of-bounds windows clamp). With
-  FILL_OR_DROP ("fill"/"drop"), `fill_value` defaults to NaN for inexact
+  `mode` defaults to FILL_OR_DROP, as in JAX: an out-of-bounds window is
+  filled with `fill_value`, which defaults to NaN for inexact
   dtypes, the lowest value for signed and the highest for unsigned integers,
   and True for booleans; other modes ignore it.
   """
-  mode = GatherScatterMode.from_any(
-      GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode)
+  mode = GatherScatterMode.from_any(mode)
   if mode != GatherScatterMode.FILL_OR_DROP:
     fill_value = None
   elif fill_value is None:

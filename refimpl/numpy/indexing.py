@@ -455,6 +455,8 @@ def rewriting_take(arr, idx, indices_are_sorted=False, unique_indices=False, mod
     y = lax.expand_dims(y, indexer.scalar_bool_dims)
   if 0 in indexer.slice_shape:  # nothing to gather (e.g. zeros(0)[array([], int)])
     return lax.full_like(y, 0, shape=indexer.slice_shape)
+  if mode is None:
+    mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS  # jnp indexing clamps by default
   if 0 not in np.shape(indexer.gather_indices):
     y = lax.gather(y, indexer.gather_indices, indexer.dnums, indexer.gather_slice_shape,
                    unique_indices=unique_indices or indexer.unique_indices,

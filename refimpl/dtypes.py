@@ -152,7 +152,9 @@ def dtype(x):
     return python_scalar_dtype(x)
   if isinstance(x, type) and x in (bool, int, float, complex):
     return python_scalar_dtype(x(0))
-  if hasattr(x, "dtype"):
+  if isinstance(x, type) and issubclass(x, np.generic):
+    return canonicalize_dtype(np.dtype(x))
+  if hasattr(x, "dtype") and not isinstance(x, (str, np.dtype)):
     return canonicalize_dtype(x.dtype)
   return canonicalize_dtype(np.dtype(x))
 

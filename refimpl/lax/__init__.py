@@ -6,3 +6,5 @@ Each module lists its public functions in `__all__`.
 from refimpl.lax.elementwise import *  # noqa: F401,F403
 from refimpl.lax.reductions import *  # noqa: F401,F403
 from refimpl.lax.shapes import *  # noqa: F401,F403
+from refimpl.lax.indexing import *  # noqa: F401,F403
+from refimpl.lax.linalg import *  # noqa: F401,F403

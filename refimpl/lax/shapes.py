@@ -1,13 +1,51 @@
-"""Shape primitives: broadcast_in_dim, reshape, and friends.
+"""Shape primitives: broadcast, reshape, transpose, squeeze, rev, pad,
+concatenate, split and iota.
 
-None of these change values or dtypes; they rearrange elements.
+None of these compute new values: they move, repeat or drop elements (pad
+and iota also write given values). Dtypes are kept; the result is weakly
+typed when the operand is (for pad and concatenate: when every operand is).
 """
+
+import operator
 
 import numpy as np
 
+from refimpl import core, dtypes
 from refimpl.core import Primitive, ShapedArray
+from refimpl.lax.elementwise import convert_element_type
+from refimpl.lax.rules import check_same_dtypes
 
-__all__ = ['broadcast_in_dim', 'reshape']
+__all__ = ['broadcast_in_dim', 'broadcast', 'broadcast_to_rank', 'broadcasted_iota',
+           'collapse', 'concatenate', 'expand_dims', 'full', 'full_like', 'iota',
+           'pad', 'reshape', 'rev', 'split', 'squeeze', 'transpose']
+
+
+def canonicalize_axis(axis, ndim):
+  """`axis` in [-ndim, ndim) as a non-negative int; ValueError otherwise."""
+  axis = operator.index(axis)
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis + ndim if axis < 0 else axis
+
+
+def shape_argument(shape):
+  """A shape given as an int or a sequence of ints, as a tuple of ints.
+
+  A traced size raises TypeError (see `core.canonicalize_shape`).
+  """
+  if not isinstance(shape, (tuple, list)) and np.ndim(shape) == 0:
+    shape = (shape,)
+  return core.canonicalize_shape(shape)
+
+
+def _is_array(x):
+  """Arrays and tracers: values a no-op shape function may hand back unchanged."""
+  return isinstance(x, (core.Tracer, core.ConcreteArray))
+
+
+def _shape(x):
+  return core.get_aval(x).shape
+
 
 # --- broadcast_in_dim ---------------------------------------------------------
 
@@ -36,6 +74,8 @@ def _broadcast_in_dim_shape_rule(operand, *, shape, broadcast_dimensions):
         f"broadcast_in_dim broadcast_dimensions must have length equal to operand "
         f"ndim; got broadcast_dimensions {broadcast_dimensions} for operand ndim "
         f"{operand.ndim}.")
+  if any(d < 0 for d in shape):
+    raise TypeError(f"broadcast_in_dim shape must have non-negative sizes, got {shape}")
   if any(not 0 <= d < len(shape) for d in broadcast_dimensions):
     raise TypeError(f"broadcast_in_dim broadcast_dimensions {broadcast_dimensions} "
                     f"out of range for result rank {len(shape)}")
@@ -53,8 +93,81 @@ def _broadcast_in_dim_shape_rule(operand, *, shape, broadcast_dimensions):
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
-  return broadcast_in_dim_p.bind(operand, shape=tuple(shape),
-                                 broadcast_dimensions=tuple(broadcast_dimensions))
+  """Broadcasts `operand` into `shape`, placing its dims at `broadcast_dimensions`.
+
+  A scalar array broadcast to shape `()` is returned unchanged, as in JAX.
+  """
+  shape = core.canonicalize_shape(shape)
+  broadcast_dimensions = tuple(operator.index(d) for d in broadcast_dimensions)
+  if _is_array(operand) and operand.aval.ndim == len(shape) == 0:
+    return operand
+  return broadcast_in_dim_p.bind(operand, shape=shape,
+                                 broadcast_dimensions=broadcast_dimensions)
+
+
+def broadcast(operand, sizes):
+  """Adds leading dimensions `sizes`: the result has shape `sizes + operand.shape`."""
+  sizes = core.canonicalize_shape(sizes)
+  if not sizes and _is_array(operand):
+    return operand
+  ndim = len(_shape(operand))
+  dims = tuple(range(len(sizes), len(sizes) + ndim))
+  return broadcast_in_dim(operand, sizes + _shape(operand), dims)
+
+
+def broadcast_to_rank(x, rank):
+  """Adds leading size-1 dimensions until `x` has rank `rank`."""
+  ndim = len(_shape(x))
+  if ndim == rank:
+    return x
+  return broadcast(x, (1,) * (rank - ndim))
+
+
+def expand_dims(array, dimensions):
+  """Inserts size-1 dimensions at `dimensions` (positions in the result).
+
+  Lowers to `broadcast_in_dim`, as JAX does.
+  """
+  dimensions = tuple(operator.index(d) for d in dimensions)
+  if len(set(dimensions)) != len(dimensions):
+    raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
+  shape = _shape(array)
+  ndim_out = len(shape) + len(dimensions)
+  dims = [canonicalize_axis(d, ndim_out) for d in dimensions]
+  if len(set(dims)) != len(dims):
+    raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
+  result_shape = list(shape)
+  for d in sorted(dims):
+    result_shape.insert(d, 1)
+  kept = tuple(i for i in range(ndim_out) if i not in dims)
+  return broadcast_in_dim(array, result_shape, kept)
+
+
+def full(shape, fill_value, dtype=None):
+  """An array of `shape` filled with the scalar `fill_value`.
+
+  The result is weakly typed when `dtype` is None and `fill_value` is weak
+  (a Python scalar). Lowers to `broadcast_in_dim` of the converted scalar.
+  """
+  shape = shape_argument(shape)
+  if np.shape(fill_value):
+    raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
+                    f"{np.shape(fill_value)}.")
+  weak_type = dtype is None and dtypes.is_weakly_typed(fill_value)
+  dtype = dtypes.dtype(fill_value) if dtype is None else dtypes.canonicalize_dtype(np.dtype(dtype))
+  fill = convert_element_type(fill_value, dtype, weak_type)
+  return broadcast(fill, shape)
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+  """An array like `x` (its shape and dtype unless given) filled with `fill_value`.
+
+  Keeps `x`'s weak type when `dtype` is None.
+  """
+  fill_shape = _shape(x) if shape is None else shape_argument(shape)
+  weak_type = dtype is None and dtypes.is_weakly_typed(x)
+  dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(np.dtype(dtype))
+  return full(fill_shape, convert_element_type(fill_value, dtype, weak_type))
 
 
 # --- reshape ------------------------------------------------------------------------
@@ -88,12 +201,317 @@ def _reshape_shape_rule(operand, *, new_sizes, dimensions):
 
 
 def reshape(operand, new_sizes, dimensions=None):
-  new_sizes = tuple(int(d) for d in new_sizes)
-  dims = None if dimensions is None else tuple(dimensions)
-  if operand_shape(operand) == new_sizes and dims is None:
+  """Reshapes `operand` to `new_sizes`, after transposing by `dimensions` if given.
+
+  Reshaping a non-scalar array to its own shape returns it unchanged; an
+  identity `dimensions` is dropped.
+  """
+  new_sizes = core.canonicalize_shape(new_sizes)
+  shape = _shape(operand)
+  dims = None if dimensions is None else tuple(operator.index(d) for d in dimensions)
+  if dims == tuple(range(len(shape))):
+    dims = None
+  if shape and shape == new_sizes and dims is None and _is_array(operand):
     return operand
   return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
 
 
-def operand_shape(x):
-  return np.shape(x) if not hasattr(x, "aval") else x.aval.shape
+def collapse(operand, start_dimension, stop_dimension=None):
+  """Merges dimensions [start_dimension, stop_dimension) into one."""
+  shape = _shape(operand)
+  ndim = len(shape)
+  lo = canonicalize_axis(start_dimension, ndim + 1)
+  hi = ndim if stop_dimension is None else canonicalize_axis(stop_dimension, ndim + 1)
+  if lo > hi:
+    raise ValueError(f"collapse: start_dimension {start_dimension} must not exceed "
+                     f"stop_dimension {stop_dimension}")
+  size = int(np.prod(shape[lo:hi], dtype=np.int64))
+  return reshape(operand, shape[:lo] + (size,) + shape[hi:])
+
+
+# --- transpose ----------------------------------------------------------------------
+
+transpose_p = Primitive("transpose")
+
+
+@transpose_p.def_impl
+def _transpose_reference(operand, *, permutation):
+  """Permutes dimensions: result dim i is operand dim `permutation[i]`.
+
+  Shape rule: `permutation` is a permutation of range(operand.ndim).
+  """
+  return np.transpose(operand, permutation)
+
+
+@transpose_p.def_abstract_eval
+def _transpose_shape_rule(operand, *, permutation):
+  if sorted(permutation) != list(range(operand.ndim)):
+    raise TypeError(f"transpose permutation isn't a permutation of operand dimensions, "
+                    f"got permutation {permutation} for operand shape {operand.shape}.")
+  return ShapedArray(tuple(operand.shape[p] for p in permutation), operand.dtype,
+                     operand.weak_type)
+
+
+def transpose(operand, permutation):
+  """Permutes the dimensions of `operand`; the identity permutation is a no-op."""
+  permutation = tuple(operator.index(p) for p in permutation)
+  if permutation == tuple(range(len(permutation))) and _is_array(operand):
+    return operand
+  return transpose_p.bind(operand, permutation=permutation)
+
+
+# --- squeeze --------------------------------------------------------------------------
+
+squeeze_p = Primitive("squeeze")
+
+
+@squeeze_p.def_impl
+def _squeeze_reference(array, *, dimensions):
+  """Removes the size-1 dimensions `dimensions` (sorted, distinct, in range)."""
+  return np.squeeze(array, axis=tuple(dimensions))
+
+
+@squeeze_p.def_abstract_eval
+def _squeeze_shape_rule(array, *, dimensions):
+  if any(not 0 <= d < array.ndim for d in dimensions):
+    raise ValueError(f"squeeze dimensions {dimensions} out of range for operand "
+                     f"shape {array.shape}")
+  if len(set(dimensions)) != len(dimensions):
+    raise ValueError(f"dimensions are not unique: {dimensions}")
+  if any(array.shape[d] != 1 for d in dimensions):
+    raise ValueError(f"cannot select an axis to squeeze out which has size not equal "
+                     f"to one, got shape={array.shape} and dimensions={dimensions}")
+  shape = tuple(s for i, s in enumerate(array.shape) if i not in dimensions)
+  return ShapedArray(shape, array.dtype, array.weak_type)
+
+
+def squeeze(array, dimensions):
+  """Removes size-1 `dimensions` (negative values count from the end)."""
+  ndim = len(_shape(array))
+  dimensions = tuple(sorted(canonicalize_axis(d, ndim) for d in dimensions))
+  if not dimensions and _is_array(array):
+    return array
+  return squeeze_p.bind(array, dimensions=dimensions)
+
+
+# --- rev ------------------------------------------------------------------------------
+
+rev_p = Primitive("rev")
+
+
+@rev_p.def_impl
+def _rev_reference(operand, *, dimensions):
+  """Reverses the order of elements along each of `dimensions` (distinct, in range)."""
+  return np.flip(operand, axis=tuple(dimensions))
+
+
+@rev_p.def_abstract_eval
+def _rev_shape_rule(operand, *, dimensions):
+  if len(set(dimensions)) != len(dimensions):
+    raise ValueError(f"rev dimensions must be unique, got {dimensions}")
+  if any(not 0 <= d < operand.ndim for d in dimensions):
+    raise ValueError(f"rev dimensions must all be in the range [0, {operand.ndim}), "
+                     f"got dimensions {dimensions}")
+  return operand
+
+
+def rev(operand, dimensions):
+  return rev_p.bind(operand, dimensions=tuple(operator.index(d) for d in dimensions))
+
+
+# --- pad --------------------------------------------------------------------------------
+
+pad_p = Primitive("pad")
+
+
+def _padded_size(size, low, high, interior):
+  return low + high + size + max(size - 1, 0) * interior
+
+
+@pad_p.def_impl
+def _pad_reference(operand, padding_value, *, padding_config):
+  """Pads `operand` with the scalar `padding_value`.
+
+  `padding_config` holds one `(low, high, interior)` triple per dimension:
+  `interior` copies of the value go between neighbouring elements, then
+  `low` before and `high` after. A negative `low`/`high` removes that many
+  elements from the edge instead (after interior padding). Shape rule:
+  result size `low + high + d + max(d - 1, 0) * interior`, which must be
+  >= 0; `interior >= 0`; operand and value share a dtype.
+  """
+  for axis, (low, high, interior) in enumerate(padding_config):
+    size = operand.shape[axis]
+    # interior padding: a fresh array of the padded size with the operand
+    # written at every (interior + 1)-th position
+    inner_shape = list(operand.shape)
+    inner_shape[axis] = _padded_size(size, 0, 0, interior)
+    inner = np.full(inner_shape, padding_value, operand.dtype)
+    index = [slice(None)] * operand.ndim
+    index[axis] = slice(None, None, interior + 1)
+    inner[tuple(index)] = operand
+    # edges: add padding for positive widths, then crop negative ones
+    edge_shape = list(inner_shape)
+    edge_shape[axis] = max(low, 0)
+    before = np.full(edge_shape, padding_value, operand.dtype)
+    edge_shape[axis] = max(high, 0)
+    after = np.full(edge_shape, padding_value, operand.dtype)
+    padded = np.concatenate([before, inner, after], axis=axis)
+    index[axis] = slice(max(-low, 0), padded.shape[axis] - max(-high, 0))
+    operand = padded[tuple(index)]
+  return operand
+
+
+@pad_p.def_abstract_eval
+def _pad_shape_rule(operand, padding_value, *, padding_config):
+  if operand.dtype != padding_value.dtype:
+    raise TypeError(f"pad operand and padding_value must be same dtype: got "
+                    f"{operand.dtype.name} and {padding_value.dtype.name}.")
+  if padding_value.shape:
+    raise TypeError(f"pad padding_value must be a scalar, got shape {padding_value.shape}")
+  if len(padding_config) != operand.ndim:
+    raise ValueError(f"length of padding_config must equal the number of axes of "
+                     f"operand, got padding_config {padding_config} for operand shape "
+                     f"{operand.shape}")
+  if any(interior < 0 for _, _, interior in padding_config):
+    raise ValueError(f"interior padding in padding_config must be nonnegative, got "
+                     f"padding_config {padding_config}")
+  shape = tuple(_padded_size(d, *cfg) for d, cfg in zip(operand.shape, padding_config))
+  if any(d < 0 for d in shape):
+    raise ValueError(f"Dimension size after padding is not at least 0, got result "
+                     f"shape {shape}, for padding_config {padding_config} and operand "
+                     f"shape {operand.shape}")
+  return ShapedArray(shape, operand.dtype, operand.weak_type and padding_value.weak_type)
+
+
+def pad(operand, padding_value, padding_config):
+  """Pads `operand` per `padding_config`: one (low, high, interior) per dimension."""
+  config = tuple(tuple(operator.index(p) for p in cfg) for cfg in padding_config)
+  if any(len(cfg) != 3 for cfg in config):
+    raise ValueError(f"pad: each padding_config entry must be a (low, high, interior) "
+                     f"triple, got {padding_config}")
+  return pad_p.bind(operand, padding_value, padding_config=config)
+
+
+# --- concatenate ------------------------------------------------------------------------
+
+concatenate_p = Primitive("concatenate")
+
+
+@concatenate_p.def_impl
+def _concatenate_reference(*operands, dimension):
+  """Joins `operands` along `dimension`.
+
+  Shape rule: at least one operand; equal ranks and dtypes; sizes equal
+  except along `dimension`, where the result size is their sum. Weakly typed
+  only when every operand is.
+  """
+  return np.concatenate(operands, axis=dimension)
+
+
+@concatenate_p.def_abstract_eval
+def _concatenate_shape_rule(*operands, dimension):
+  if not operands:
+    raise TypeError("concatenate must have at least one operand.")
+  check_same_dtypes("concatenate", *operands)
+  shapes = [o.shape for o in operands]
+  if len({len(s) for s in shapes}) != 1:
+    raise TypeError(f"Cannot concatenate arrays with different numbers of dimensions: "
+                    f"got {', '.join(map(str, shapes))}.")
+  if not 0 <= dimension < len(shapes[0]):
+    raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for "
+                    f"shapes {', '.join(map(str, shapes))}.")
+  others = {s[:dimension] + s[dimension + 1:] for s in shapes}
+  if len(others) != 1:
+    raise TypeError(f"Cannot concatenate arrays with shapes that differ in dimensions "
+                    f"other than the one being concatenated: concatenating along "
+                    f"dimension {dimension} for shapes {', '.join(map(str, shapes))}.")
+  shape = list(shapes[0])
+  shape[dimension] = sum(s[dimension] for s in shapes)
+  return ShapedArray(shape, operands[0].dtype, all(o.weak_type for o in operands))
+
+
+def concatenate(operands, dimension):
+  """Concatenates `operands` (equal dtypes) along `dimension`."""
+  operands = list(operands)
+  if not operands:
+    raise ValueError("concatenate requires a non-empty sequences of arrays")
+  if len(operands) == 1 and _is_array(operands[0]):
+    return operands[0]
+  return concatenate_p.bind(*operands, dimension=operator.index(dimension))
+
+
+# --- split ------------------------------------------------------------------------------
+
+split_p = Primitive("split")
+split_p.multiple_results = True
+
+
+@split_p.def_impl
+def _split_reference(operand, *, sizes, axis):
+  """Cuts `operand` along `axis` into consecutive pieces of lengths `sizes`.
+
+  Shape rule: sizes are non-negative and sum to `operand.shape[axis]`.
+  """
+  return np.split(operand, np.cumsum(sizes)[:-1], axis=axis)
+
+
+@split_p.def_abstract_eval
+def _split_shape_rule(operand, *, sizes, axis):
+  if not 0 <= axis < operand.ndim:
+    raise ValueError(f"split axis {axis} out of range for operand of shape {operand.shape}")
+  if any(s < 0 for s in sizes):
+    raise ValueError(f"split sizes must be nonnegative, got sizes {sizes}")
+  if sum(sizes) != operand.shape[axis]:
+    raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of "
+                     f"the operand shape {operand.shape}")
+  shapes = [operand.shape[:axis] + (s,) + operand.shape[axis + 1:] for s in sizes]
+  return [ShapedArray(s, operand.dtype, operand.weak_type) for s in shapes]
+
+
+def split(operand, sizes, axis=0):
+  """Splits `operand` along `axis` into pieces of the given `sizes`."""
+  axis = canonicalize_axis(axis, len(_shape(operand)))
+  return split_p.bind(operand, sizes=tuple(operator.index(s) for s in sizes), axis=axis)
+
+
+# --- iota -------------------------------------------------------------------------------
+
+iota_p = Primitive("iota")
+
+
+@iota_p.def_impl
+def _iota_reference(*, dtype, shape, dimension):
+  """An array of `shape` whose value at each index is its position along `dimension`.
+
+  Shape rule: `dimension` in [0, len(shape)); dtype integer, float or complex.
+  """
+  positions = np.arange(shape[dimension]).astype(dtype)
+  expanded = [1] * len(shape)
+  expanded[dimension] = shape[dimension]
+  return np.broadcast_to(positions.reshape(expanded), shape)
+
+
+@iota_p.def_abstract_eval
+def _iota_shape_rule(*, dtype, shape, dimension):
+  if dtypes.is_bool(dtype):
+    raise TypeError("iota does not accept dtype bool")
+  if any(d < 0 for d in shape):
+    raise TypeError(f"iota shape must have non-negative sizes, got {shape}")
+  if not 0 <= dimension < len(shape):
+    raise ValueError(f"iota dimension must be between 0 and len(shape), got "
+                     f"dimension={dimension} for shape {shape}")
+  return ShapedArray(shape, dtype)
+
+
+def broadcasted_iota(dtype, shape, dimension):
+  """Positions along `dimension`, broadcast to `shape`."""
+  dtype = dtypes.canonicalize_dtype(np.dtype(dtype))
+  shape = core.canonicalize_shape(shape)
+  dimension = canonicalize_axis(dimension, len(shape))
+  return iota_p.bind(dtype=dtype, shape=shape, dimension=dimension)
+
+
+def iota(dtype, size):
+  """`[0, 1, ..., size - 1]` of `dtype` (the `iota` primitive)."""
+  return broadcasted_iota(dtype, (size,), 0)
+

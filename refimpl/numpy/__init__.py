@@ -7,3 +7,6 @@ from refimpl.numpy.util import is_arraylike  # noqa: F401
 from refimpl.numpy.creation import *  # noqa: F401,F403
 from refimpl.numpy.ufuncs import *  # noqa: F401,F403
 from refimpl.numpy.reductions import *  # noqa: F401,F403
+from refimpl.numpy.scalar_types import *  # noqa: F401,F403
+from refimpl.numpy.manipulation import *  # noqa: F401,F403
+from refimpl.numpy.products import *  # noqa: F401,F403

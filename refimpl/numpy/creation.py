@@ -1,84 +1,448 @@
-"""Array creation: array, asarray, zeros, ones, full, arange, ..."""
+"""Array creation: array/asarray, filled arrays, ranges, eye/tri, grids, broadcasting.
+
+Dtypes follow JAX: without `dtype`, Python data gets the default type of its
+kind (int32, float32, complex64 with x64 off) and a requested 64-bit dtype
+warns and is truncated. Only Python scalars (and weakly typed arrays) give
+weakly typed results.
+"""
+
+import builtins
+import operator
 
 import numpy as np
 
 from refimpl import core, dtypes, lax
-from refimpl.array import Array
+from refimpl.errors import ConcretizationTypeError
+from refimpl.lax.shapes import canonicalize_axis, shape_argument
+from refimpl.numpy.util import check_arraylike
 
-__all__ = ['array', 'asarray', 'zeros', 'ones', 'full', 'arange']
-
-
-def array(object, dtype=None, copy=True, order="K", ndmin=0):
-  """An Array from array-like data (nested lists/tuples allowed here).
-
-  Python scalars give weakly typed arrays only via `asarray` of a scalar;
-  `array` of a scalar is strongly typed, as in JAX. Lists of tracers are
-  stacked with lax.
-  """
-  dtypes.check_user_dtype_supported(dtype, "array")
-  leaves = _flatten_nested(object)
-  if any(isinstance(x, core.Tracer) for x in leaves):
-    raise NotImplementedError
-  if isinstance(object, (core.ConcreteArray,)):
-    value = np.asarray(object)
-    weak = object.aval.weak_type and dtype is None
-  else:
-    value = np.asarray(object)
-    weak = False
-  if dtype is not None:
-    out_dtype = dtypes.canonicalize_dtype(dtypes.dtype(dtype))
-  elif isinstance(object, core.ConcreteArray):
-    out_dtype = value.dtype
-  else:
-    out_dtype = _default_dtype_of(object, value)
-  value = np.asarray(value).astype(out_dtype) if dtypes.is_bool(out_dtype) or not dtypes.is_integer(out_dtype) or not dtypes.is_inexact(value.dtype) else lax.convert_element_type(value, out_dtype)._value
-  if ndmin > value.ndim:
-    value = value.reshape((1,) * (ndmin - value.ndim) + value.shape)
-  return Array(value, weak_type=weak)
+__all__ = ['array', 'asarray', 'copy', 'zeros', 'ones', 'empty', 'full', 'zeros_like',
+           'ones_like', 'empty_like', 'full_like', 'arange', 'linspace', 'logspace',
+           'geomspace', 'eye', 'identity', 'tri', 'meshgrid', 'indices', 'fromfunction',
+           'broadcast_to', 'broadcast_arrays', 'broadcast_shapes']
 
 
-def _flatten_nested(obj):
+# --- helpers shared by the jnp modules ------------------------------------------------
+
+def is_array(x):
+  """Arrays and tracers (JAX's `jax.Array`), as opposed to NumPy or Python data."""
+  return isinstance(x, (core.Tracer, core.ConcreteArray))
+
+
+def user_dtype(dtype, fun_name):
+  """A dtype argument as the canonical dtype used (warning if 64-bit is truncated)."""
+  dtypes.check_user_dtype_supported(dtype, fun_name)
+  return dtypes.canonicalize_dtype(np.dtype(dtype))
+
+
+def concrete(x, context):
+  """The concrete value of `x`: raises ConcretizationTypeError for a traced value."""
+  if isinstance(x, core.Tracer):
+    value = x.to_concrete_value()
+    if value is None:
+      raise ConcretizationTypeError(x, context)
+    return value
+  return np.asarray(x) if isinstance(x, core.ConcreteArray) else x
+
+
+def ensure_arraylike(fun_name, *args):
+  """check_arraylike, then each argument as an Array (one value for one argument)."""
+  check_arraylike(fun_name, *args)
+  arrays = [x if is_array(x) else asarray(x) for x in args]
+  return arrays[0] if len(arrays) == 1 else arrays
+
+
+def concatenate_in_chunks(arrays, axis):
+  """lax.concatenate of many arrays as a tree of concatenations of at most 16."""
+  while len(arrays) > 16:
+    arrays = [lax.concatenate(arrays[i:i + 16], axis) for i in range(0, len(arrays), 16)]
+  return lax.concatenate(arrays, axis)
+
+
+# --- array / asarray -------------------------------------------------------------------
+
+def _checked_leaf(x):
+  """A leaf of the data given to `array`, converted to a value JAX accepts."""
+  if x is None:
+    raise ValueError("None is not a valid value for jnp.array")
+  if hasattr(x, "__jax_array__"):
+    x = x.__jax_array__()
+  if (is_array(x) or dtypes.is_python_scalar(x)
+      or isinstance(x, (np.ndarray, np.generic))):
+    return x
+  try:
+    value = np.asarray(x)
+  except (TypeError, ValueError):
+    value = None
+  if value is None or not core.valid_jaxtype(value):
+    raise TypeError(f"Unexpected input type for array: {type(x)}")
+  return value
+
+
+def _map_leaves(fn, obj):
   if isinstance(obj, (list, tuple)):
-    return [leaf for item in obj for leaf in _flatten_nested(item)]
+    return [_map_leaves(fn, item) for item in obj]
+  return fn(obj)
+
+
+def _leaves(obj):
+  if isinstance(obj, list):
+    return [leaf for item in obj for leaf in _leaves(item)]
   return [obj]
 
 
-def _default_dtype_of(obj, value):
-  """The dtype of data from Python: canonical, with Python scalars weak-promoted."""
-  leaves = _flatten_nested(obj)
-  if leaves and all(dtypes.is_python_scalar(x) for x in leaves):
-    return dtypes.result_type(*(type(x) for x in leaves)) if len(set(map(type, leaves))) > 1 else dtypes.python_scalar_dtype(leaves[0])
-  return dtypes.canonicalize_dtype(value.dtype)
+def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):
+  """An Array from array-like data: scalars, (nested) lists and tuples, NumPy
+  arrays, Arrays and tracers.
+
+  Without `dtype` the result has the promoted dtype of the leaves; it is
+  weakly typed only when `object` itself is (a Python scalar or a weak
+  array), so `array(1.0)` is weak but `array([1.0])` is not. Lists holding
+  tracers are stacked with lax: each element is expanded with
+  `broadcast_in_dim` and all are joined by `concatenate`.
+  """
+  if order is not None and order != "K":
+    raise NotImplementedError("Only implemented for order='K'")
+  if dtype is not None:
+    dtype = user_dtype(dtype, "array")
+  weak_type = dtype is None and dtypes.is_weakly_typed(object)
+  object = _map_leaves(_checked_leaf, object)
+  leaves = _leaves(object)
+  if dtype is None:
+    dtype = dtypes.result_type(*leaves) if leaves else dtypes.default_float_dtype()
+  if not any(is_array(leaf) for leaf in leaves):
+    with np.errstate(over="ignore", invalid="ignore"):
+      out = np.asarray(object, dtype=dtype)
+  elif is_array(object):
+    out = lax.copy_p.bind(object) if copy else object
+  else:
+    parts = [lax.expand_dims(array(item, dtype=dtype, copy=False), (0,)) for item in object]
+    out = concatenate_in_chunks(parts, 0)
+  out = lax.convert_element_type(out, dtype, weak_type)
+  if ndmin > out.ndim:
+    out = lax.expand_dims(out, range(ndmin - out.ndim))
+  return out
 
 
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
-  if isinstance(a, (core.Tracer, core.ConcreteArray)) and dtype is None:
-    return a
-  if dtypes.is_python_scalar(a) and dtype is None:
-    return lax.convert_element_type(a, dtypes.python_scalar_dtype(a), type(a) is not bool)
-  return array(a, dtype=dtype, copy=False)
+  """As `array`, but arrays of the requested dtype are returned unchanged."""
+  if dtype is not None:
+    dtype = user_dtype(dtype, "asarray")
+  return array(a, dtype=dtype, copy=builtins.bool(copy), order=order)
+
+
+def copy(a, order=None):
+  """A copy of `a` (lax's `copy_p` primitive for arrays)."""
+  return array(a, copy=True, order=order)
+
+
+# --- filled arrays ----------------------------------------------------------------------
+
+def _check_forgot_shape_tuple(name, shape, dtype):
+  if isinstance(dtype, int) and isinstance(shape, int):
+    raise TypeError(f"Cannot interpret '{dtype}' as a data type.\n\nDid you accidentally "
+                    f"write `jnp.{name}({shape}, {dtype})` when you meant "
+                    f"`jnp.{name}(({shape}, {dtype}))`, i.e. with a single tuple "
+                    f"argument for the shape?")
+
+
+def _default_float_or(dtype, name):
+  return dtypes.default_float_dtype() if dtype is None else user_dtype(dtype, name)
 
 
 def zeros(shape, dtype=None, *, device=None):
-  return full(shape, 0, dtype)
+  """An array of zeros (float32 by default); lowers to `broadcast_in_dim`."""
+  _check_forgot_shape_tuple("zeros", shape, dtype)
+  return lax.full(shape, 0, _default_float_or(dtype, "zeros"))
 
 
 def ones(shape, dtype=None, *, device=None):
-  return full(shape, 1, dtype)
+  """An array of ones (float32 by default)."""
+  _check_forgot_shape_tuple("ones", shape, dtype)
+  return lax.full(shape, 1, _default_float_or(dtype, "ones"))
+
+
+def empty(shape, dtype=None, *, device=None):
+  """As `zeros`: JAX arrays are always initialized."""
+  _check_forgot_shape_tuple("empty", shape, dtype)
+  return zeros(shape, dtype)
 
 
 def full(shape, fill_value, dtype=None, *, device=None):
-  shape = (shape,) if isinstance(shape, int) else tuple(shape)
-  dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_dtype(dtypes.dtype(dtype))
-  fill = lax.convert_element_type(fill_value, dtype)
-  return lax.broadcast_in_dim(fill, shape, ())
+  """`fill_value` (a scalar, or an array broadcast to `shape`) repeated to `shape`.
+
+  Weakly typed when `dtype` is None and `fill_value` is a Python scalar.
+  """
+  check_arraylike("full", fill_value)
+  dtype = None if dtype is None else user_dtype(dtype, "full")
+  if np.ndim(fill_value) == 0:
+    return lax.full(shape, fill_value, dtype)
+  return broadcast_to(asarray(fill_value, dtype=dtype), shape)
 
 
-def arange(start, stop=None, step=None, dtype=None):
-  if stop is None:
-    start, stop = 0, start
-  step = 1 if step is None else step
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+  """Zeros with the shape and dtype (and weak type) of `a` unless given."""
+  check_arraylike("zeros_like", a)
+  dtype = None if dtype is None else user_dtype(dtype, "zeros_like")
+  return lax.full_like(a, 0, dtype, shape)
+
+
+def ones_like(a, dtype=None, shape=None, *, device=None):
+  check_arraylike("ones_like", a)
+  dtype = None if dtype is None else user_dtype(dtype, "ones_like")
+  return lax.full_like(a, 1, dtype, shape)
+
+
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
+  """As `zeros_like`."""
+  check_arraylike("empty_like", prototype)
+  return zeros_like(prototype, dtype=dtype, shape=shape)
+
+
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+  check_arraylike("full_like", a, fill_value)
+  dtype = None if dtype is None else user_dtype(dtype, "full_like")
+  if np.ndim(fill_value) == 0:
+    return lax.full_like(a, fill_value, dtype, shape)
+  shape = core.get_aval(a).shape if shape is None else shape
+  dtype = dtypes.result_type(a) if dtype is None else dtype
+  return broadcast_to(asarray(fill_value, dtype=dtype), shape)
+
+
+# --- ranges -------------------------------------------------------------------------------
+
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
+  """Evenly spaced values in [start, stop), as `np.arange`.
+
+  The arguments must be concrete (static under `jit`). Without `dtype`,
+  integers give int32 and any float gives float32. `arange(n)` (or
+  `arange(0, n)`) lowers to the `iota` primitive; other ranges are
+  computed with NumPy and become constants.
+  """
+  dtype = None if dtype is None else user_dtype(dtype, "arange")
+  check_arraylike("arange", start)
+  start_name = "stop" if stop is None and step is None else "start"
+  for name, value in ((start_name, start), ("stop", stop), ("step", step)):
+    if value is not None:
+      check_arraylike("arange", value)
+      if np.ndim(value) != 0:
+        raise ValueError(f"jax.numpy.arange: arguments must be scalars; got "
+                         f"{name}={value}")
+  given = [x for x in (start, stop, step) if x is not None]
+  start, stop, step = (None if x is None else
+                       concrete(x, f"It arose in the jnp.arange argument '{name}'")
+                       for x, name in ((start, start_name), (stop, "stop"), (step, "step")))
   if dtype is None:
-    dtype = dtypes.result_type(*(x for x in (start, stop, step)))
-  value = np.arange(start, stop, step).astype(dtypes.canonicalize_dtype(dtypes.dtype(dtype)))
-  return Array(value)
+    dtype = dtypes.result_type(*given)
+  if step is None and (stop is None or np.all(start == 0)):
+    size = start if stop is None else stop
+    size = builtins.max(int(np.ceil(size)), 0)
+    return lax.iota(dtype, size)
+  return array(np.arange(start, stop, step, dtype=dtype))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
+             *, device=None):
+  """`num` evenly spaced values from `start` to `stop` (included if `endpoint`).
+
+  Computed as `start * (1 - t) + stop * t` for `t = iota / div` in the
+  inexact type, so both ends are exact; integer dtypes take the floor.
+  """
+  num = operator.index(concrete(num, "'num' argument of jnp.linspace"))
+  if num < 0:
+    raise ValueError(f"Number of samples, {num}, must be non-negative.")
+  check_arraylike("linspace", start, stop)
+  dtype = (_to_inexact(dtypes.result_type(start, stop)) if dtype is None
+           else user_dtype(dtype, "linspace"))
+  compute_dtype = _to_inexact(dtype)
+  start = asarray(start, dtype=compute_dtype)
+  stop = asarray(stop, dtype=compute_dtype)
+  bounds_shape = list(broadcast_shapes(start.shape, stop.shape))
+  start = broadcast_to(start, bounds_shape)
+  stop = broadcast_to(stop, bounds_shape)
+  axis = len(bounds_shape) + axis + 1 if axis < 0 else axis
+  out_bounds_shape = bounds_shape[:axis] + [1] + bounds_shape[axis:]
+  div = num - 1 if endpoint else num
+  if num > 1:
+    delta = lax.convert_element_type(stop - start, compute_dtype) / array(div, compute_dtype)
+    real_dtype = _real_dtype(compute_dtype)
+    iota_shape = [1] * len(out_bounds_shape)
+    iota_shape[axis] = div
+    t = lax.reshape(lax.iota(real_dtype, div), iota_shape) / asarray(div, real_dtype)
+    t = lax.convert_element_type(t, compute_dtype)
+    out = (lax.reshape(start, out_bounds_shape) * (1 - t)
+           + lax.reshape(stop, out_bounds_shape) * t)
+    if endpoint:
+      out = lax.concatenate([out, lax.expand_dims(stop, (axis,))], axis)
+  elif num == 1:
+    delta = asarray(np.nan if endpoint else stop - start, dtype=compute_dtype)
+    out = lax.reshape(start, out_bounds_shape)
+  else:
+    delta = asarray(np.nan, dtype=compute_dtype)
+    out = zeros(bounds_shape[:axis] + [0] + bounds_shape[axis:], compute_dtype)
+  if dtypes.is_integer(dtype) and not dtypes.is_integer(out.dtype):
+    out = lax.floor(out)
+  out = lax.convert_element_type(out, dtype)
+  return (out, delta) if retstep else out
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+  """`base ** linspace(start, stop, ...)`."""
+  from refimpl.numpy.ufuncs import power  # ufuncs imports this module
+  check_arraylike("logspace", start, stop)
+  dtype = (_to_inexact(dtypes.result_type(start, stop)) if dtype is None
+           else user_dtype(dtype, "logspace"))
+  compute_dtype = _to_inexact(dtype)
+  start = asarray(start, dtype=compute_dtype)
+  stop = asarray(stop, dtype=compute_dtype)
+  exponents = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+  return lax.convert_element_type(power(base, exponents), dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+  """Values spaced evenly on a log scale from `start` to `stop` (same sign)."""
+  from refimpl.numpy.ufuncs import log10, sign  # ufuncs imports this module
+  check_arraylike("geomspace", start, stop)
+  dtype = (_to_inexact(dtypes.result_type(start, stop)) if dtype is None
+           else user_dtype(dtype, "geomspace"))
+  compute_dtype = _to_inexact(dtype)
+  start = asarray(start, dtype=compute_dtype)
+  stop = asarray(stop, dtype=compute_dtype)
+  signs = sign(start)
+  out = signs * logspace(log10(start / signs), log10(stop / signs), num,
+                         endpoint=endpoint, base=10.0, dtype=compute_dtype, axis=0)
+  if axis != 0:
+    axis = canonicalize_axis(axis, out.ndim)
+    perm = list(range(1, out.ndim))
+    perm.insert(axis, 0)
+    out = lax.transpose(out, perm)
+  return lax.convert_element_type(out, dtype)
+
+
+def _to_inexact(dtype):
+  return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
+
+
+def _real_dtype(dtype):
+  return np.dtype(np.real(np.zeros((), dtype)).dtype) if dtypes.is_complex(dtype) else dtype
+
+
+# --- eye, tri, grids ----------------------------------------------------------------------
+
+def _dim(n, what):
+  n = operator.index(concrete(n, what))
+  if n < 0:
+    raise ValueError(f"negative dimensions are not allowed, got {n} for {what}")
+  return n
+
+
+def eye(N, M=None, k=0, dtype=None, *, device=None):
+  """Ones on the k-th diagonal (float32 by default): `iota + k == iota` converted."""
+  N = _dim(N, "argument 'N' of jnp.eye()")
+  M = N if M is None else _dim(M, "argument 'M' of jnp.eye()")
+  k = operator.index(concrete(k, "argument 'k' of jnp.eye()"))
+  dtype = _default_float_or(dtype, "eye")
+  shifted_rows = lax.add(lax.broadcasted_iota(np.int32, (N, M), 0), np.int32(k))
+  cols = lax.broadcasted_iota(np.int32, (N, M), 1)
+  return lax.convert_element_type(lax.eq(shifted_rows, cols), dtype)
+
+
+def identity(n, dtype=None):
+  return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=None):
+  """Ones at and below the k-th diagonal (float32 by default)."""
+  N = _dim(N, "argument 'N' of jnp.tri()")
+  M = N if M is None else _dim(M, "argument 'M' of jnp.tri()")
+  k = operator.index(concrete(k, "argument 'k' of jnp.tri()"))
+  dtype = _default_float_or(dtype, "tri")
+  shifted_rows = lax.add(lax.broadcasted_iota(np.int32, (N, M), 0), np.int32(k))
+  cols = lax.broadcasted_iota(np.int32, (N, M), 1)
+  return lax.convert_element_type(lax.ge(shifted_rows, cols), dtype)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+  """Coordinate grids of the 1-D arrays `xi` (`indexing` "xy" swaps the first two)."""
+  check_arraylike("meshgrid", *xi)
+  args = [asarray(x) for x in xi]
+  if not copy:
+    raise ValueError("jax.numpy.meshgrid only supports copy=True")
+  if indexing not in ("xy", "ij"):
+    raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
+  if any(a.ndim != 1 for a in args):
+    raise ValueError(f"Arguments to jax.numpy.meshgrid must be 1D, got shapes "
+                     f"{[a.shape for a in args]}")
+  if indexing == "xy" and len(args) >= 2:
+    args[0], args[1] = args[1], args[0]
+  shape = [1 if sparse else a.shape[0] for a in args]
+  outputs = []
+  for i, a in enumerate(args):
+    out_shape = shape[:i] + [a.shape[0]] + shape[i + 1:] if sparse else shape
+    outputs.append(lax.broadcast_in_dim(a, out_shape, (i,)))
+  if indexing == "xy" and len(args) >= 2:
+    outputs[0], outputs[1] = outputs[1], outputs[0]
+  return outputs
+
+
+def indices(dimensions, dtype=None, sparse=False):
+  """Index grids: `out[i]` holds each position's index along axis i."""
+  from refimpl.numpy.manipulation import stack
+  dtype = dtypes.default_int_dtype() if dtype is None else user_dtype(dtype, "indices")
+  dimensions = tuple(_dim(d, "dimensions argument of jnp.indices") for d in dimensions)
+  n = len(dimensions)
+  outputs = []
+  for i, size in enumerate(dimensions):
+    shape = (1,) * i + (size,) + (1,) * (n - i - 1) if sparse else dimensions
+    outputs.append(lax.broadcast_in_dim(lax.iota(dtype, size), shape, (i,)))
+  if sparse:
+    return tuple(outputs)
+  return stack(outputs, 0) if outputs else array([], dtype=dtype)
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+  """`function(*indices(shape, dtype), **kwargs)`: the function of each position."""
+  shape = shape_argument(shape)
+  return function(*indices(shape, dtype=dtype), **kwargs)
+
+
+# --- broadcasting ---------------------------------------------------------------------------
+
+def broadcast_shapes(*shapes):
+  """The NumPy broadcast of `shapes` (tuples or ints); ValueError if incompatible."""
+  shapes = [(s,) if np.ndim(s) == 0 else tuple(s) for s in shapes]
+  if not shapes:
+    return ()
+  try:
+    return tuple(np.broadcast_shapes(*shapes))
+  except ValueError:
+    raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
+
+
+def broadcast_to(array, shape):
+  """`array` broadcast to `shape` (one `broadcast_in_dim`, or itself if it fits)."""
+  check_arraylike("broadcast_to", array)
+  array = array if is_array(array) else asarray(array)
+  shape = shape_argument(shape)
+  arr_shape = array.shape
+  if arr_shape == shape:
+    return array
+  if len(shape) < len(arr_shape):
+    raise ValueError(f"Cannot broadcast to shape with fewer dimensions: "
+                     f"arr_shape={arr_shape} shape={shape}")
+  lead = len(shape) - len(arr_shape)
+  if any(d not in (1, s) for d, s in zip(arr_shape, shape[lead:])):
+    raise ValueError(f"Incompatible shapes for broadcasting: {arr_shape} and requested "
+                     f"shape {shape}")
+  return lax.broadcast_in_dim(array, shape, tuple(range(lead, len(shape))))
+
+
+def broadcast_arrays(*args):
+  """The arguments broadcast against each other (as Arrays)."""
+  check_arraylike("broadcast_arrays", *args)
+  shapes = [np.shape(a) if not is_array(a) else a.shape for a in args]
+  if not shapes or all(s == shapes[0] for s in shapes):
+    return [asarray(a) for a in args]
+  shape = broadcast_shapes(*shapes)
+  return [broadcast_to(a, shape) for a in args]
+

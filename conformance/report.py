@@ -1,0 +1,87 @@
+"""Conformance checks, their results, and the printed report.
+
+A check is a named function that raises (an `AssertionError`, or the error
+the behaviour under test raised) when refimpl does not behave as documented.
+A pending entry names a documented behaviour whose feature is not built yet.
+"""
+
+import dataclasses
+from typing import Callable
+
+__all__ = ['Check', 'Pending', 'Result', 'run_check', 'pending_result',
+           'format_report', 'load_hypothesis_profile']
+
+PASS, FAIL, PENDING = "PASS", "FAIL", "PENDING"
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+  name: str
+  source: str  # where the documented behaviour comes from
+  run: Callable[[], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Pending:
+  name: str
+  source: str
+  topic: str  # the feature it waits for
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+  name: str
+  status: str  # PASS, FAIL or PENDING
+  message: str
+
+
+def run_check(check):
+  """Runs one check; any exception is a failure, reported by class and first line."""
+  try:
+    check.run()
+  except Exception as err:  # noqa: BLE001 -- every failure is reported, none stops the run
+    first_line = (str(err).strip().splitlines() or [""])[0]
+    return Result(check.name, FAIL, f"{type(err).__name__}: {first_line}".rstrip(": "))
+  return Result(check.name, PASS, "")
+
+
+def pending_result(pending):
+  return Result(pending.name, PENDING, f"waits for {pending.topic}")
+
+
+def format_report(results, width=120):
+  """A table (name, status, message) followed by a summary line."""
+  name_w = max([len("name")] + [len(r.name) for r in results])
+  status_w = max(len(s) for s in (PASS, FAIL, PENDING))
+  msg_w = max(20, width - name_w - status_w - 4)
+
+  def row(name, status, message):
+    if len(message) > msg_w:
+      message = message[:msg_w - 3] + "..."
+    return f"{name:<{name_w}}  {status:<{status_w}}  {message}".rstrip()
+
+  lines = [row("name", "status", "message"), row("-" * name_w, "-" * status_w, "-" * 7)]
+  lines += [row(r.name, r.status, r.message) for r in results]
+  counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, PENDING)}
+  lines.append("")
+  lines.append(f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[PENDING]} pending "
+               f"({len(results)} total)")
+  return "\n".join(lines)
+
+
+PROFILES = {"quick": 30, "full": 500}
+
+
+def load_hypothesis_profile(name):
+  """Makes property checks (hypothesis-driven) use the profile's example count.
+
+  Does nothing when hypothesis is not installed: the example checks need only
+  refimpl.
+  """
+  try:
+    from hypothesis import HealthCheck, settings
+  except ImportError:
+    return
+  settings.register_profile(f"conformance-{name}", max_examples=PROFILES[name],
+                            deadline=None, suppress_health_check=[HealthCheck.too_slow])
+  settings.load_profile(f"conformance-{name}")

@@ -1,85 +1,806 @@
 """Elementwise primitives: arithmetic, math functions, comparisons, logic, casts.
 
-Shape rule (all n-ary ops): operands have the same dtype; rank-0 operands
-broadcast against anything, operands of equal rank broadcast along size-1
-dimensions. The result is weakly typed only when every operand is.
+Rules shared by every n-ary primitive here (see `refimpl/lax/rules.py`):
+
+* Shape: operands have the same dtype (lax never promotes); rank-0 operands
+  broadcast against anything, operands of equal rank broadcast along size-1
+  dimensions, other rank mismatches raise `TypeError`.
+* Weak type: the result is weakly typed only when every operand is.
+* Floating point: a result is computed in float64 (complex128) and rounded
+  once to the result dtype; a 16-bit float result is rounded by way of
+  float32, which is how XLA computes 16-bit floats. For +, -, *, / and sqrt
+  this is the correctly rounded (IEEE) result. Subnormal numbers are kept,
+  as IEEE says; XLA on CPU may flush them to zero.
+* Integers: arithmetic wraps around modulo 2**bits on overflow.
 """
+
+import enum
+import math
+import operator
+import warnings
 
 import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import ConcreteArray, Primitive, ShapedArray, Tracer, eval_context
-from refimpl.lax.rules import (ANY, FLOAT, INEXACT, INT_OR_BOOL, NUMBER,
-                               as_dtype, naryop_aval)
+from refimpl.lax.rules import (ANY, COMPLEX, COMPLEX_PARTS, FLOAT, INEXACT,
+                               INT_OR_BOOL, INTEGER, NUMBER, ORDERED, SIGNED,
+                               as_dtype, check_dtype, check_same_dtypes,
+                               naryop_aval)
 
-__all__ = ['neg', 'add', 'sub', 'mul', 'max', 'min', 'exp', 'log', 'sin', 'cos', 'lt', 'gt', 'eq', 'bitwise_not', 'select_n', 'select', 'convert_element_type']
+__all__ = [
+    'RoundingMethod', 'AccuracyMode', 'Tolerance',
+    'neg', 'sign', 'abs', 'floor', 'ceil', 'round', 'is_finite',
+    'exp', 'exp2', 'expm1', 'log', 'log1p', 'logistic', 'sqrt', 'rsqrt', 'cbrt',
+    'square', 'reciprocal', 'integer_pow', 'pow',
+    'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'atan2',
+    'sinh', 'cosh', 'tanh', 'asinh', 'acosh', 'atanh',
+    'add', 'sub', 'mul', 'div', 'rem', 'max', 'min', 'nextafter',
+    'bitwise_not', 'bitwise_and', 'bitwise_or', 'bitwise_xor',
+    'shift_left', 'shift_right_arithmetic', 'shift_right_logical',
+    'population_count', 'clz',
+    'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'clamp', 'select', 'select_n',
+    'convert_element_type', 'bitcast_convert_type', 'reduce_precision',
+    'complex', 'real', 'imag', 'conj',
+    'erf', 'erfc', 'erf_inv', 'lgamma', 'digamma',
+    'neg_p', 'sign_p', 'abs_p', 'floor_p', 'ceil_p', 'round_p', 'is_finite_p',
+    'exp_p', 'exp2_p', 'expm1_p', 'log_p', 'log1p_p', 'logistic_p', 'sqrt_p',
+    'rsqrt_p', 'cbrt_p', 'square_p', 'integer_pow_p', 'pow_p',
+    'sin_p', 'cos_p', 'tan_p', 'asin_p', 'acos_p', 'atan_p', 'atan2_p',
+    'sinh_p', 'cosh_p', 'tanh_p', 'asinh_p', 'acosh_p', 'atanh_p',
+    'add_p', 'sub_p', 'mul_p', 'div_p', 'rem_p', 'max_p', 'min_p', 'nextafter_p',
+    'not_p', 'and_p', 'or_p', 'xor_p',
+    'shift_left_p', 'shift_right_arithmetic_p', 'shift_right_logical_p',
+    'population_count_p', 'clz_p',
+    'eq_p', 'ne_p', 'lt_p', 'le_p', 'gt_p', 'ge_p', 'clamp_p', 'select_n_p',
+    'convert_element_type_p', 'bitcast_convert_type_p', 'reduce_precision_p',
+    'complex_p', 'real_p', 'imag_p', 'conj_p', 'copy_p',
+    'erf_p', 'erfc_p', 'erf_inv_p', 'lgamma_p', 'digamma_p',
+]
 
 
-def unop(name, category, numpy_fn, doc):
-  """A unary primitive computing `numpy_fn` in the operand's dtype."""
-  prim = Primitive(name)
+class RoundingMethod(enum.IntEnum):
+  """How `round` breaks ties (values exactly halfway between two integers)."""
+  AWAY_FROM_ZERO = 0
+  TO_NEAREST_EVEN = 1
 
-  def reference(x):
-    return as_dtype(numpy_fn(x), x.dtype)
 
-  reference.__doc__ = doc
-  prim.def_impl(reference)
-  prim.def_abstract_eval(lambda x: naryop_aval(name, [x], category))
+class AccuracyMode(enum.Enum):
+  """An accuracy request for transcendental functions (a hint to backends)."""
+  HIGHEST = 1
+  DEFAULT = 2
+
+
+class Tolerance:
+  """Tolerances a backend's implementation of a unary function must meet
+  (at least one of atol, rtol and ulps). The reference computes in float64
+  and ignores it.
+  """
+
+  def __init__(self, atol=0.0, rtol=0.0, ulps=0):
+    if atol < 0.0 or rtol < 0.0 or ulps < 0:
+      raise ValueError("Tolerances must be non-negative.")
+    if atol == 0.0 and rtol == 0.0 and ulps == 0:
+      raise ValueError("At least one of atol, rtol, or ulps must be set.")
+    self.atol, self.rtol, self.ulps = atol, rtol, ulps
+
+  def __repr__(self):
+    return f"Tolerance(atol={self.atol}, rtol={self.rtol}, ulps={self.ulps})"
+
+
+# --- building blocks -------------------------------------------------------------
+
+class ElementwisePrimitive(Primitive):
+  """A primitive that, as in JAX, does not print `accuracy=None` or `out_dtype=None`."""
+
+  def pp_params(self, params):
+    shown = {k: v for k, v in params.items()
+             if not (k in ("accuracy", "out_dtype") and v is None)}
+    return super().pp_params(shown)
+
+
+def _wide(x):
+  """Floating `x` as float64 (complex128), where floating results are computed.
+
+  Integers and booleans are returned unchanged (their arithmetic is exact or
+  wraps in their own dtype).
+  """
+  x = np.asarray(x)
+  if dtypes.is_complex(x.dtype):
+    return x.astype(np.complex128)
+  if dtypes.is_float(x.dtype):
+    return x.astype(np.float64)
+  return x
+
+
+def _result_dtype(out_dtype, dtype):
+  if out_dtype is None:
+    return np.dtype(dtype)
+  return np.dtype(out_dtype(dtype) if callable(out_dtype) else out_dtype)
+
+
+def _nary(name, category, reference, out_dtype=None, nargs=1):
+  """An n-ary elementwise primitive whose semantics are `reference` (and its docstring).
+
+  `reference(*operands, **params)` computes with NumPy; the result is rounded
+  to the result dtype: the operands' dtype, or `out_dtype` (a dtype or a
+  function of the operand dtype).
+  """
+  prim = ElementwisePrimitive(name)
+
+  def impl(*operands, **params):
+    return as_dtype(reference(*operands, **params), _result_dtype(out_dtype, operands[0].dtype))
+
+  def shape_rule(*avals, **params):
+    if len(avals) != nargs:
+      raise TypeError(f"{name} takes {nargs} operand(s), got {len(avals)}")
+    return naryop_aval(name, list(avals), category, out_dtype)
+
+  impl.__doc__ = reference.__doc__
+  prim.def_impl(impl)
+  prim.def_abstract_eval(shape_rule)
   return prim
 
 
-def binop(name, category, numpy_fn, doc, out_dtype=None):
-  """A binary primitive computing `numpy_fn` with NumPy broadcasting."""
-  prim = Primitive(name)
+def unop(name, category, reference, out_dtype=None):
+  return _nary(name, category, reference, out_dtype, nargs=1)
 
+
+def binop(name, category, reference, out_dtype=None):
+  return _nary(name, category, reference, out_dtype, nargs=2)
+
+
+def _real_dtype(dtype):
+  """complex64 -> float32, complex128 -> float64; real dtypes unchanged."""
+  return {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(
+      np.dtype(dtype), np.dtype(dtype))
+
+
+def _complex_dtype(dtype):
+  """float32 -> complex64, float64 -> complex128; complex dtypes unchanged."""
+  return {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128}.get(
+      np.dtype(dtype), np.dtype(dtype))
+
+
+def _bits(dtype):
+  return np.dtype(dtype).itemsize * 8
+
+
+def _unsigned(dtype):
+  """The unsigned integer dtype of the same width (for bit manipulation)."""
+  return np.dtype(f"uint{_bits(dtype)}")
+
+
+def _dtype_argument(dtype):
+  """A dtype argument ('uint8', np.int32, jnp.float32, a dtype) as the canonical dtype."""
+  return dtypes.canonicalize_dtype(np.dtype(dtype))
+
+
+# --- arithmetic -----------------------------------------------------------------------
+
+def _neg(x):
+  """Negation `-x`. Integers wrap: -INT_MIN is INT_MIN, and unsigned -x is 2**bits - x."""
+  return np.negative(_wide(x))
+
+
+def _sign(x):
+  """Sign: -1, 0 or 1 for integers (0 or 1 unsigned).
+
+  Floats: -1.0 or 1.0, but ±0.0 and NaN are returned unchanged (sign(-0.0)
+  is -0.0). Complex: x / |x|, and 0 at 0.
+  """
+  if dtypes.is_unsigned(x.dtype):
+    return x != 0
+  x = _wide(x)
+  if dtypes.is_float(x.dtype):
+    return np.where((x == 0) | np.isnan(x), x, np.copysign(1.0, x))
+  return np.sign(x)
+
+
+def _abs(x):
+  """Absolute value |x|. abs(INT_MIN) wraps to INT_MIN. Complex: the modulus,
+  a real number (computed without intermediate overflow)."""
+  return np.abs(_wide(x))
+
+
+def _floor(x):
+  """Largest integer <= x (as a float). ±0, ±inf and NaN are unchanged."""
+  return np.floor(_wide(x))
+
+
+def _ceil(x):
+  """Smallest integer >= x (as a float). ±0, ±inf and NaN are unchanged."""
+  return np.ceil(_wide(x))
+
+
+def _round(x, *, rounding_method):
+  """Nearest integer (as a float); `rounding_method` breaks ties.
+
+  AWAY_FROM_ZERO (0): 0.5 -> 1, -2.5 -> -3. TO_NEAREST_EVEN (1): 0.5 -> 0,
+  1.5 -> 2. The sign of zero is kept (-0.4 -> -0.0); ±inf and NaN unchanged.
+  """
+  x = _wide(x)
+  if rounding_method == RoundingMethod.TO_NEAREST_EVEN:
+    return np.rint(x)
+  truncated = np.trunc(x)
+  halfway_or_more = np.abs(x - truncated) >= 0.5   # False for ±inf and NaN
+  return np.where(halfway_or_more, truncated + np.copysign(1.0, x), truncated)
+
+
+def _is_finite(x):
+  """True where x is neither ±inf nor NaN."""
+  return np.isfinite(_wide(x))
+
+
+def _add(x, y):
+  """Sum `x + y`. Integers wrap on overflow; floats follow IEEE (inf + -inf is NaN)."""
+  return np.add(_wide(x), _wide(y))
+
+
+def _sub(x, y):
+  """Difference `x - y`. Integers wrap on overflow; floats follow IEEE."""
+  return np.subtract(_wide(x), _wide(y))
+
+
+def _div(x, y):
+  """Quotient `x / y`.
+
+  Floats and complex: IEEE division (x/0 is ±inf, 0/0 is NaN). Integers:
+  truncated toward zero, as in C (-7 / 2 == -3). Integer division by zero
+  gives -1 (all bits set: the maximum for unsigned types) and INT_MIN / -1
+  gives INT_MIN; these are XLA's results on CPU.
+  """
+  if not dtypes.is_integer(x.dtype):
+    return np.divide(_wide(x), _wide(y))
+  x, y = np.broadcast_arrays(x, y)
+  by_zero, overflow = _int_division_hazards(x, y)
+  safe_y = np.where(by_zero | overflow, np.ones_like(y), y)
+  quotient = np.floor_divide(x, safe_y)
+  # floor_divide rounds down; round toward zero instead when there is a remainder.
+  inexact = (np.remainder(x, safe_y) != 0) & ((x < 0) != (safe_y < 0))
+  quotient = np.where(inexact, quotient + np.ones_like(quotient), quotient)
+  all_ones = np.array(-1).astype(x.dtype)   # -1, or the maximum of an unsigned type
+  return np.where(by_zero, all_ones, quotient)
+
+
+def _int_division_hazards(x, y):
+  """Where integer x / y divides by zero, and where it is INT_MIN / -1."""
+  by_zero = y == 0
+  if dtypes.is_unsigned(x.dtype):
+    return by_zero, np.zeros_like(by_zero)
+  return by_zero, (x == np.iinfo(x.dtype).min) & (y == -1)
+
+
+def _rem(x, y):
+  """Remainder of truncated division, as C's fmod: the sign of the dividend.
+
+  `rem(-7, 2) == -1`, `rem(7, -2) == 1`, and |rem(x, y)| < |y|. Floats:
+  rem(x, 0) and rem(±inf, y) are NaN, rem(x, ±inf) is x. Integers:
+  rem(x, 0) is x and rem(INT_MIN, -1) is 0 (XLA's results on CPU).
+  """
+  if not dtypes.is_integer(x.dtype):
+    return np.fmod(_wide(x), _wide(y))
+  x, y = np.broadcast_arrays(x, y)
+  by_zero, overflow = _int_division_hazards(x, y)
+  safe_y = np.where(by_zero | overflow, np.ones_like(y), y)
+  return np.where(by_zero, x, np.fmod(x, safe_y))
+
+
+def _max(x, y):
+  """Elementwise maximum. NaN if either operand is NaN; complex numbers
+  compare lexicographically (real part, then imaginary part). Which zero
+  `max(-0.0, 0.0)` returns is unspecified."""
+  return np.maximum(_wide(x), _wide(y))
+
+
+def _min(x, y):
+  """Elementwise minimum. NaN if either operand is NaN; complex numbers
+  compare lexicographically. Which zero `min(-0.0, 0.0)` returns is unspecified."""
+  return np.minimum(_wide(x), _wide(y))
+
+
+def _nextafter(x, y):
+  """The next representable value of x's dtype after x in the direction of y.
+
+  Where x == y the result is y; NaN if either is NaN; nextafter(0, 1) is the
+  smallest subnormal. Computed in the operands' own dtype.
+  """
+  return np.nextafter(x, y)
+
+
+neg_p = unop("neg", NUMBER, _neg)
+sign_p = unop("sign", NUMBER, _sign)
+abs_p = unop("abs", SIGNED + FLOAT + COMPLEX, _abs, _real_dtype)
+floor_p = unop("floor", FLOAT, _floor)
+ceil_p = unop("ceil", FLOAT, _ceil)
+round_p = unop("round", FLOAT, _round)
+is_finite_p = unop("is_finite", FLOAT, _is_finite, dtypes.bool_)
+add_p = binop("add", NUMBER, _add)
+sub_p = binop("sub", NUMBER, _sub)
+div_p = binop("div", NUMBER, _div)
+rem_p = binop("rem", INTEGER + FLOAT, _rem)
+max_p = binop("max", ANY, _max)
+min_p = binop("min", ANY, _min)
+nextafter_p = binop("nextafter", FLOAT, _nextafter)
+
+mul_p = ElementwisePrimitive("mul")
+
+
+@mul_p.def_impl
+def _mul_reference(x, y, out_dtype=None):
+  """Product `x * y`. Integers wrap on overflow; floats follow IEEE (0 * inf is NaN).
+
+  With `out_dtype`, both operands are first converted to it (as
+  convert_element_type does) and the product has that dtype.
+  """
+  if out_dtype is None:
+    return _multiply(x, y, x.dtype)
+  x, y = (_convert_element_type(v, new_dtype=out_dtype, weak_type=False) for v in (x, y))
+  return _multiply(x, y, out_dtype)
+
+
+def _multiply(x, y, dtype):
+  return as_dtype(np.multiply(_wide(x), _wide(y)), dtype)
+
+
+@mul_p.def_abstract_eval
+def _mul_shape_rule(x, y, out_dtype=None):
+  if out_dtype is None:
+    return naryop_aval("mul", [x, y], NUMBER)
+  return naryop_aval("mul", [x, y], NUMBER, out_dtype, same_dtypes=False)
+
+
+# --- powers and roots ------------------------------------------------------------------
+# `accuracy` (None, an AccuracyMode or a Tolerance) is a hint for backends;
+# the reference ignores it and always computes in float64.
+
+def _sqrt(x, accuracy=None):
+  """Square root. sqrt(-0.0) is -0.0; sqrt(x < 0) is NaN (real dtypes);
+  complex: the principal root (real part >= 0)."""
+  return np.sqrt(_wide(x))
+
+
+def _rsqrt(x, accuracy=None):
+  """Reciprocal square root 1 / sqrt(x): rsqrt(0) is inf, rsqrt(-0.0) is -inf,
+  rsqrt(inf) is 0, rsqrt(x < 0) is NaN."""
+  return 1.0 / np.sqrt(_wide(x))
+
+
+def _cbrt(x, accuracy=None):
+  """Real cube root: cbrt(-8) is -2."""
+  return np.cbrt(_wide(x))
+
+
+def _square(x):
+  """x * x. Integers wrap on overflow."""
+  return np.multiply(_wide(x), _wide(x))
+
+
+def _integer_pow(x, *, y):
+  """x ** y for a Python int y, by binary exponentiation (as XLA lowers it).
+
+  Each multiplication is rounded to x's dtype (integers wrap), so results can
+  differ from `pow` in the last place. y == 0 gives 1 (even for 0 and NaN);
+  a negative y gives 1 / x**|y| (floats and complex only).
+  """
+  if y == 0:
+    return np.ones_like(x)
+  dtype, base, n, acc = x.dtype, x, -y if y < 0 else y, None
+  while n:
+    if n & 1:
+      acc = base if acc is None else _multiply(acc, base, dtype)
+    n >>= 1
+    if n:
+      base = _multiply(base, base, dtype)
+  return 1.0 / _wide(acc) if y < 0 else acc
+
+
+def _pow(x, y):
+  """x ** y for a floating or complex base, as C's pow (real) and NumPy's power.
+
+  An integer y is first converted to x's dtype. pow(x, 0) is 1 and pow(1, y)
+  is 1, even for NaN; a negative base with a non-integer exponent gives NaN;
+  pow(0, y < 0) is inf.
+  """
+  return np.power(_wide(x), _wide(np.asarray(y).astype(x.dtype)))
+
+
+sqrt_p = unop("sqrt", INEXACT, _sqrt)
+rsqrt_p = unop("rsqrt", INEXACT, _rsqrt)
+cbrt_p = unop("cbrt", FLOAT, _cbrt)
+square_p = unop("square", NUMBER, _square)
+
+integer_pow_p = unop("integer_pow", NUMBER, _integer_pow)
+
+
+@integer_pow_p.def_abstract_eval
+def _integer_pow_shape_rule(x, *, y):
+  aval = naryop_aval("integer_pow", [x], NUMBER)
+  if y < 0 and dtypes.is_integer(x.dtype):
+    raise TypeError(f"Integers cannot be raised to negative powers, got "
+                    f"integer_pow({x.str_short()}, {y})")
+  return aval
+
+
+pow_p = binop("pow", INEXACT, _pow)
+
+
+@pow_p.def_abstract_eval
+def _pow_shape_rule(x, y):
+  aval = naryop_aval("pow", [x, y], [INEXACT, NUMBER], same_dtypes=False)
+  if not dtypes.is_integer(y.dtype) and x.dtype != y.dtype:
+    raise TypeError("the first argument to pow must have an inexact dtype (float or "
+                    "complex), and the second argument must have an inexact or integer "
+                    "dtype, and two inexact dtypes must match, but got "
+                    f"{x.dtype.name} and {y.dtype.name} respectively.")
+  return aval
+
+
+# --- exponentials, logarithms, trigonometry --------------------------------------------
+
+def _exp(x, accuracy=None):
+  """e ** x. Overflows to inf; exp(-inf) is 0."""
+  return np.exp(_wide(x))
+
+
+def _exp2(x, accuracy=None):
+  """2 ** x. Overflows to inf; exp2(-inf) is 0."""
+  return np.exp2(_wide(x))
+
+
+def _expm1(x, accuracy=None):
+  """e ** x - 1, accurate near 0 (expm1(-0.0) is -0.0); expm1(-inf) is -1."""
+  return np.expm1(_wide(x))
+
+
+def _log(x, accuracy=None):
+  """Natural logarithm: log(±0) is -inf, log(x < 0) is NaN, log(inf) is inf.
+  Complex: the principal branch (imaginary part in (-pi, pi])."""
+  return np.log(_wide(x))
+
+
+def _log1p(x, accuracy=None):
+  """log(1 + x), accurate near 0: log1p(-1) is -inf, log1p(x < -1) is NaN.
+
+  Complex z = a + ib: the real part log|1 + z| is log1p(a (2 + a) + b**2) / 2
+  for |z| < 0.5 (no rounding of 1 + z), log(hypot(1 + a, b)) beyond; the
+  imaginary part is atan2(b, 1 + a).
+  """
+  x = _wide(x)
+  if not dtypes.is_complex(x.dtype):
+    return np.log1p(x)
+  a, b = x.real, x.imag
+  small = np.abs(x) < 0.5
+  near_zero = 0.5 * np.log1p(np.where(small, a * (2 + a) + b * b, 0.0))
+  real = np.where(small, near_zero, np.log(np.hypot(1 + a, b)))
+  return _complex(real, np.arctan2(b, 1 + a))
+
+
+def _logistic(x, accuracy=None):
+  """The sigmoid 1 / (1 + exp(-x)): 0 at -inf, 1 at inf, 0.5 at 0."""
+  return 1.0 / (1.0 + np.exp(-_wide(x)))
+
+
+def _tanh(x, accuracy=None):
+  """Hyperbolic tangent, in [-1, 1] for reals; tanh(±inf) is ±1."""
+  return np.tanh(_wide(x))
+
+
+def _sin(x, accuracy=None):
+  """Sine (radians); sin(±inf) is NaN."""
+  return np.sin(_wide(x))
+
+
+def _cos(x, accuracy=None):
+  """Cosine (radians); cos(±inf) is NaN."""
+  return np.cos(_wide(x))
+
+
+def _tan(x, accuracy=None):
+  """Tangent (radians); tan(±inf) is NaN."""
+  return np.tan(_wide(x))
+
+
+def _asin(x):
+  """Arc sine in [-pi/2, pi/2]; NaN outside [-1, 1] for reals. Complex: principal branch."""
+  return np.arcsin(_wide(x))
+
+
+def _acos(x):
+  """Arc cosine in [0, pi]; NaN outside [-1, 1] for reals. Complex: principal branch."""
+  return np.arccos(_wide(x))
+
+
+def _atan(x):
+  """Arc tangent in [-pi/2, pi/2]; atan(±inf) is ±pi/2."""
+  return np.arctan(_wide(x))
+
+
+def _atan2(x, y):
+  """The angle of the point (y, x) (note the order: atan2(x, y) ~ atan(x / y)),
+  in [-pi, pi], with C's atan2 conventions for zeros and infinities
+  (atan2(±0, -0) is ±pi). Complex operands: -i log((y + i x) / sqrt(x**2 + y**2))."""
+  x, y = _wide(x), _wide(y)
+  if dtypes.is_complex(x.dtype):
+    return -1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))
+  return np.arctan2(x, y)
+
+
+def _sinh(x):
+  """Hyperbolic sine; overflows to ±inf."""
+  return np.sinh(_wide(x))
+
+
+def _cosh(x):
+  """Hyperbolic cosine; overflows to inf."""
+  return np.cosh(_wide(x))
+
+
+def _asinh(x):
+  """Inverse hyperbolic sine. Complex: principal branch."""
+  return np.arcsinh(_wide(x))
+
+
+def _acosh(x):
+  """Inverse hyperbolic cosine: NaN for real x < 1. Complex: principal branch."""
+  return np.arccosh(_wide(x))
+
+
+def _atanh(x):
+  """Inverse hyperbolic tangent: ±inf at ±1, NaN for real |x| > 1."""
+  return np.arctanh(_wide(x))
+
+
+exp_p = unop("exp", INEXACT, _exp)
+exp2_p = unop("exp2", INEXACT, _exp2)
+expm1_p = unop("expm1", INEXACT, _expm1)
+log_p = unop("log", INEXACT, _log)
+log1p_p = unop("log1p", INEXACT, _log1p)
+logistic_p = unop("logistic", INEXACT, _logistic)
+tanh_p = unop("tanh", INEXACT, _tanh)
+sin_p = unop("sin", INEXACT, _sin)
+cos_p = unop("cos", INEXACT, _cos)
+tan_p = unop("tan", INEXACT, _tan)
+asin_p = unop("asin", INEXACT, _asin)
+acos_p = unop("acos", INEXACT, _acos)
+atan_p = unop("atan", INEXACT, _atan)
+atan2_p = binop("atan2", INEXACT, _atan2)
+sinh_p = unop("sinh", INEXACT, _sinh)
+cosh_p = unop("cosh", INEXACT, _cosh)
+asinh_p = unop("asinh", INEXACT, _asinh)
+acosh_p = unop("acosh", INEXACT, _acosh)
+atanh_p = unop("atanh", INEXACT, _atanh)
+
+
+# --- special functions (float64 evaluation, then rounded) ------------------------------
+
+_erf_f64 = np.vectorize(math.erf, otypes=[np.float64])
+_erfc_f64 = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _lgamma_scalar(v):
+  try:
+    return math.lgamma(v)
+  except (ValueError, OverflowError):   # the poles 0, -1, -2, ..., and huge v
+    return math.inf
+
+
+_lgamma_f64 = np.vectorize(_lgamma_scalar, otypes=[np.float64])
+
+
+def _erf(x):
+  """Error function 2/sqrt(pi) * integral of exp(-t**2) from 0 to x; erf(±inf)
+  is ±1. Python's math.erf, accurate to about 1 ulp of float64."""
+  return _erf_f64(_wide(x))
+
+
+def _erfc(x):
+  """Complementary error function 1 - erf(x), accurate for large x (no
+  cancellation); erfc(-inf) is 2, erfc(inf) is 0. Python's math.erfc."""
+  return _erfc_f64(_wide(x))
+
+
+def _lgamma(x):
+  """log |Gamma(x)|: inf at the poles 0, -1, -2, ... and at ±inf; NaN for NaN.
+  Python's math.lgamma, accurate to a few ulp of float64 (less near its zeros
+  x = 1 and x = 2, where the error is absolute, about 1e-16)."""
+  return _lgamma_f64(_wide(x))
+
+
+def _digamma(x):
+  """psi(x) = d/dx log Gamma(x). NaN at the poles 0, -1, -2, ... and at -inf
+  and NaN; psi(inf) is inf.
+
+  Computed in float64: the recurrence psi(x) = psi(x + 1) - 1/x moves x to at
+  least 10, where the asymptotic series (7 terms) is accurate to 1e-16;
+  negative x use the reflection psi(x) = psi(1 - x) - pi / tan(pi x). The
+  relative error is about 1e-15, larger only near psi's root x = 1.4616...
+  where the error is absolute, about 1e-16.
+  """
+  x = _wide(x)
+  reflect = x < 0.5
+  z = np.where(reflect, 1.0 - x, x)
+  shift = np.zeros_like(z)
+  for _ in range(10):
+    small = z < 10.0
+    shift -= np.where(small, 1.0 / np.where(small, z, 1.0), 0.0)
+    z = np.where(small, z + 1.0, z)
+  inv2 = 1.0 / (z * z)
+  series = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (
+      1 / 240 - inv2 * (1 / 132 - inv2 * (691 / 32760 - inv2 / 12))))))
+  psi = shift + np.log(z) - 0.5 / z - series
+  # tan has period pi, so reduce the argument first: pi * x loses accuracy near integers.
+  reflected = psi - np.pi / np.tan(np.pi * (x - np.round(x)))
+  psi = np.where(reflect, reflected, psi)
+  pole = (x <= 0) & (x == np.floor(x))
+  return np.where(pole | np.isneginf(x), np.nan, psi)
+
+
+def _erf_inv(x):
+  """Inverse error function on (-1, 1): erf_inv(±1) is ±inf, NaN for |x| > 1.
+
+  Computed in float64 by Newton's method from a closed-form first guess,
+  on erf(y) = x for |x| <= 0.5 and on erfc(|y|) = 1 - |x| (exact) beyond, so
+  values near ±1 keep full precision; accurate to a few ulp of float64.
+  """
+  x = _wide(x)
+  a = np.abs(x)
+  # Winitzki's approximation (relative error < 2e-3) as the starting point.
+  log_term = np.log1p(-a * a)
+  c = 2 / (np.pi * 0.147) + log_term / 2
+  y = np.sqrt(np.sqrt(c * c - log_term / 0.147) - c)
+  near_zero = a <= 0.5
+  target = np.where(near_zero, a, 1.0 - a)
+  for _ in range(6):
+    value = np.where(near_zero, _erf_f64(y), _erfc_f64(y))
+    slope = 2 / np.sqrt(np.pi) * np.exp(-y * y) * np.where(near_zero, 1.0, -1.0)
+    step = np.where(value == target, 0.0, (value - target) / slope)
+    y = y - np.where(np.isfinite(step), step, 0.0)
+  y = np.where(a == 1, np.inf, np.where(a > 1, np.nan, y))
+  return np.copysign(np.where(x == 0, 0.0, y), x)
+
+
+erf_p = unop("erf", FLOAT, _erf)
+erfc_p = unop("erfc", FLOAT, _erfc)
+erf_inv_p = unop("erf_inv", FLOAT, _erf_inv)
+lgamma_p = unop("lgamma", FLOAT, _lgamma)
+digamma_p = unop("digamma", FLOAT, _digamma)
+
+
+# --- bits and logic --------------------------------------------------------------------------
+
+def _not(x):
+  """Logical not for booleans, bitwise not (~x) for integers."""
+  return np.invert(x)
+
+
+def _and(x, y):
+  """Logical and for booleans, bitwise and for integers."""
+  return np.bitwise_and(x, y)
+
+
+def _or(x, y):
+  """Logical or for booleans, bitwise or for integers."""
+  return np.bitwise_or(x, y)
+
+
+def _xor(x, y):
+  """Logical xor for booleans, bitwise xor for integers."""
+  return np.bitwise_xor(x, y)
+
+
+def _shift_amounts(x, y):
+  """Broadcast operands, y as unsigned (a negative amount is huge), and where it is < bits."""
+  x, y = np.broadcast_arrays(x, y)
+  amount = y.astype(_unsigned(y.dtype))
+  in_range = amount < _bits(x.dtype)
+  return x, np.where(in_range, amount, 0), in_range
+
+
+def _shift_left(x, y):
+  """x << y on the two's complement bits (bits shifted out are lost).
+
+  A shift amount >= the bit width, or negative, gives 0 (XLA's rule).
+  """
+  x, amount, in_range = _shift_amounts(x, y)
+  bits = x.astype(_unsigned(x.dtype))
+  return np.where(in_range, np.left_shift(bits, amount.astype(bits.dtype)), 0).astype(x.dtype)
+
+
+def _shift_right_logical(x, y):
+  """x >> y filling with zeros (the bits read as unsigned, even for signed dtypes).
+
+  A shift amount >= the bit width, or negative, gives 0 (XLA's rule).
+  """
+  x, amount, in_range = _shift_amounts(x, y)
+  bits = x.astype(_unsigned(x.dtype))
+  return np.where(in_range, np.right_shift(bits, amount.astype(bits.dtype)), 0).astype(x.dtype)
+
+
+def _shift_right_arithmetic(x, y):
+  """x >> y filling with copies of the top (sign) bit, even for unsigned dtypes.
+
+  A shift amount >= the bit width, or negative, gives all sign bits: -1 for
+  negative x (all ones), 0 otherwise (XLA's rule).
+  """
+  x, amount, in_range = _shift_amounts(x, y)
+  signed = x.astype(np.dtype(f"int{_bits(x.dtype)}"))
+  shifted = np.right_shift(signed, amount.astype(signed.dtype))
+  return np.where(in_range, shifted, np.where(signed < 0, -1, 0)).astype(x.dtype)
+
+
+def _population_count(x):
+  """The number of set bits of x's two's complement representation
+  (population_count(int8 -1) is 8)."""
+  return np.bitwise_count(x.astype(_unsigned(x.dtype)))
+
+
+def _clz(x):
+  """The number of leading zero bits in x's representation (clz(0) is the bit
+  width; clz of a negative signed value is 0)."""
+  bits = x.astype(_unsigned(x.dtype))
+  significant = np.zeros(bits.shape, np.int64)
+  for b in range(_bits(x.dtype)):
+    significant += (bits >> np.asarray(b, bits.dtype)) != 0
+  return _bits(x.dtype) - significant
+
+
+not_p = unop("not", INT_OR_BOOL, _not)
+and_p = binop("and", INT_OR_BOOL, _and)
+or_p = binop("or", INT_OR_BOOL, _or)
+xor_p = binop("xor", INT_OR_BOOL, _xor)
+shift_left_p = binop("shift_left", INTEGER, _shift_left)
+shift_right_arithmetic_p = binop("shift_right_arithmetic", INTEGER, _shift_right_arithmetic)
+shift_right_logical_p = binop("shift_right_logical", INTEGER, _shift_right_logical)
+population_count_p = unop("population_count", INTEGER, _population_count)
+clz_p = unop("clz", INTEGER, _clz)
+
+
+# --- comparisons ------------------------------------------------------------------------------
+
+def _comparison(name, numpy_fn, category, text):
   def reference(x, y):
-    return as_dtype(numpy_fn(x, y), out_dtype or x.dtype)
-
-  reference.__doc__ = doc
-  prim.def_impl(reference)
-  prim.def_abstract_eval(lambda x, y: naryop_aval(name, [x, y], category, out_dtype))
-  return prim
+    return numpy_fn(_wide(x), _wide(y))
+  reference.__doc__ = (f"`{text}`, a bool array. Comparisons with NaN are False "
+                       "(except `ne`, which is True); -0.0 == 0.0.")
+  return binop(name, category, reference, dtypes.bool_)
 
 
-# --- arithmetic --------------------------------------------------------------
+eq_p = _comparison("eq", np.equal, ANY, "x == y")
+ne_p = _comparison("ne", np.not_equal, ANY, "x != y")
+lt_p = _comparison("lt", np.less, ORDERED, "x < y")
+le_p = _comparison("le", np.less_equal, ORDERED, "x <= y")
+gt_p = _comparison("gt", np.greater, ORDERED, "x > y")
+ge_p = _comparison("ge", np.greater_equal, ORDERED, "x >= y")
 
-neg_p = unop("neg", NUMBER, np.negative, """Negation `-x`.
 
-Integers wrap around: `neg(int32 min)` is int32 min. Unsigned integers wrap
-modulo 2**bits.""")
+# --- clamp and selection ----------------------------------------------------------------------
 
-add_p = binop("add", NUMBER, np.add, """Sum `x + y`. Integers wrap on overflow.""")
+clamp_p = ElementwisePrimitive("clamp")
 
-sub_p = binop("sub", NUMBER, np.subtract, """Difference `x - y`. Integers wrap on overflow.""")
 
-mul_p = binop("mul", NUMBER, np.multiply, """Product `x * y`. Integers wrap on overflow.""")
+@clamp_p.def_impl
+def _clamp_reference(lo, x, hi):
+  """min(max(x, lo), hi), elementwise: so hi wins when lo > hi, and a NaN in
+  any operand gives NaN.
 
-max_p = binop("max", ANY, lambda x, y: np.where(np.isnan(x) | np.isnan(y), np.nan, np.maximum(x, y))
-              if dtypes.is_inexact(x.dtype) else np.maximum(x, y),
-              """Elementwise maximum; NaN if either operand is NaN.""")
+  Shape rule: `lo` and `hi` are scalars or have x's shape; all three share a
+  dtype, which may not be complex (XLA has no ordering for it).
+  """
+  return as_dtype(np.minimum(np.maximum(_wide(x), _wide(lo)), _wide(hi)), x.dtype)
 
-min_p = binop("min", ANY, lambda x, y: np.where(np.isnan(x) | np.isnan(y), np.nan, np.minimum(x, y))
-              if dtypes.is_inexact(x.dtype) else np.minimum(x, y),
-              """Elementwise minimum; NaN if either operand is NaN.""")
 
-# --- math functions ------------------------------------------------------------
+@clamp_p.def_abstract_eval
+def _clamp_shape_rule(lo, x, hi):
+  for i, aval in enumerate((lo, x, hi)):
+    check_dtype("clamp", aval, ORDERED, position=i)
+  check_same_dtypes("clamp", lo, x, hi)
+  for what, bound in (("min", lo), ("max", hi)):
+    if bound.shape and bound.shape != x.shape:
+      raise TypeError(f"clamp requires {what}.shape == operand.shape or {what}.shape == (), "
+                      f"got {bound.shape}.")
+  return ShapedArray(x.shape, x.dtype, lo.weak_type and x.weak_type and hi.weak_type)
 
-exp_p = unop("exp", INEXACT, np.exp, """Exponential `e**x`; overflows to inf.""")
-log_p = unop("log", INEXACT, np.log,
-             """Natural logarithm; log(0) = -inf, log(x<0) = nan.""")
-sin_p = unop("sin", INEXACT, np.sin, """Sine (radians).""")
-cos_p = unop("cos", INEXACT, np.cos, """Cosine (radians).""")
-
-# --- comparisons and logic ----------------------------------------------------
-
-lt_p = binop("lt", ANY, np.less, """`x < y`, giving bool. NaN compares false.""", dtypes.bool_)
-gt_p = binop("gt", ANY, np.greater, """`x > y`, giving bool. NaN compares false.""", dtypes.bool_)
-eq_p = binop("eq", ANY, np.equal, """`x == y`, giving bool. NaN != NaN.""", dtypes.bool_)
-
-not_p = unop("not", INT_OR_BOOL, np.invert,
-             """Logical not for booleans, bitwise not for integers.""")
-
-# --- selection -----------------------------------------------------------------
 
 select_n_p = Primitive("select_n")
 
@@ -114,7 +835,7 @@ def _select_n_shape_rule(which, *cases):
   return ShapedArray(cases[0].shape, cases[0].dtype, all(c.weak_type for c in cases))
 
 
-# --- casts -------------------------------------------------------------------------
+# --- casts ------------------------------------------------------------------------------------
 
 convert_element_type_p = Primitive("convert_element_type")
 
@@ -122,41 +843,315 @@ convert_element_type_p = Primitive("convert_element_type")
 def _float_to_int(x, dtype):
   """Float to integer as XLA on CPU: truncate toward zero, saturate, NaN to 0."""
   info = np.iinfo(dtype)
-  with np.errstate(invalid="ignore"):
-    truncated = np.trunc(x.astype(np.float64))
-    clipped = np.clip(np.nan_to_num(truncated, nan=0.0), info.min, info.max)
-  return clipped.astype(dtype)
+  t = np.trunc(x.astype(np.float64))
+  # float(info.max) may round up (to 2**63 for int64), so compare strictly.
+  lo, hi = float(info.min), float(info.max)
+  in_range = (t > lo) & (t < hi)
+  out = np.where(in_range, t, 0).astype(dtype)
+  out = np.where(t >= hi, info.max, out)
+  return np.where(t <= lo, info.min, out).astype(dtype)
 
 
 @convert_element_type_p.def_impl
-def _convert_element_type_reference(operand, *, new_dtype, weak_type):
+def _convert_element_type(operand, *, new_dtype, weak_type):
   """Casts `operand` to `new_dtype` (shape unchanged).
 
   Float to integer truncates toward zero and saturates at the integer's
   limits; NaN becomes 0 (so `[254., 255., 256., 257.]` to uint8 is
   `[254, 255, 255, 255]`, unlike NumPy's wrap-around). Integer to narrower
-  integer wraps modulo 2**bits. Anything to bool is `x != 0`. Complex to real
-  keeps the real part. `weak_type` marks the result weakly typed.
+  integer wraps modulo 2**bits. Anything to bool is `x != 0` (NaN is True).
+  Complex to real keeps the real part. Float to float rounds to nearest even
+  (overflowing to ±inf). `weak_type` marks the result weakly typed.
   """
   new_dtype = np.dtype(new_dtype)
+  operand = np.asarray(operand)
   if new_dtype == dtypes.bool_:
     return operand != 0
   if dtypes.is_complex(operand.dtype) and not dtypes.is_complex(new_dtype):
     operand = operand.real
   if dtypes.is_inexact(operand.dtype) and dtypes.is_integer(new_dtype):
     return _float_to_int(operand, new_dtype)
-  return operand.astype(new_dtype)
+  return as_dtype(operand, new_dtype)
 
 
 @convert_element_type_p.def_abstract_eval
 def _convert_element_type_shape_rule(operand, *, new_dtype, weak_type):
+  if np.dtype(new_dtype) not in dtypes.SUPPORTED_DTYPES:
+    raise TypeError(f"convert_element_type: unsupported dtype {np.dtype(new_dtype)}")
   return ShapedArray(operand.shape, new_dtype, weak_type)
 
 
-# --- user-facing functions (lax.*) ------------------------------------------------
+bitcast_convert_type_p = Primitive("bitcast_convert_type")
+
+
+def _bitcast_shape(shape, old_dtype, new_dtype):
+  old_bits, new_bits = _bits(old_dtype), _bits(new_dtype)
+  if old_bits == new_bits:
+    return tuple(shape)
+  if old_bits > new_bits:
+    return (*shape, old_bits // new_bits)
+  last = shape[-1] if shape else 1
+  if last * old_bits != new_bits:
+    raise ValueError(f"Attempting to convert array of shape {tuple(shape)} from "
+                     f"{np.dtype(old_dtype).name} of size {old_bits} bits to "
+                     f"{np.dtype(new_dtype).name} of size {new_bits}, bits but "
+                     f"{last} * {old_bits} != {new_bits}")
+  return tuple(shape[:-1])
+
+
+@bitcast_convert_type_p.def_impl
+def _bitcast_convert_type_reference(operand, *, new_dtype):
+  """Reinterprets the bits of `operand` as `new_dtype` (no value conversion).
+
+  Same width: same shape. Narrower target: a trailing dimension of size
+  old_bits // new_bits is added, holding the pieces of each element from the
+  least significant (little-endian order). Wider target: the last dimension
+  must have size new_bits // old_bits and is removed. bool and complex only
+  bitcast to themselves. The result is never weakly typed.
+  """
+  new_dtype = np.dtype(new_dtype)
+  shape = _bitcast_shape(operand.shape, operand.dtype, new_dtype)
+  flat = np.ascontiguousarray(operand).reshape(-1)
+  return flat.view(new_dtype).reshape(shape)
+
+
+@bitcast_convert_type_p.def_abstract_eval
+def _bitcast_convert_type_shape_rule(operand, *, new_dtype):
+  old, new = operand.dtype, np.dtype(new_dtype)
+  special = lambda d: dtypes.is_bool(d) or dtypes.is_complex(d)
+  if (special(old) or special(new)) and old != new:
+    raise TypeError("lax.bitcast_convert_type does not support bool or complex values "
+                    "unless the operand and destination types match. Got operand "
+                    f"dtype={old.name}, new_dtype={new.name}. Consider using the "
+                    "arr.view() method instead.")
+  return ShapedArray(_bitcast_shape(operand.shape, old, new), new, False)
+
+
+reduce_precision_p = ElementwisePrimitive("reduce_precision")
+
+
+@reduce_precision_p.def_impl
+def _reduce_precision_reference(operand, *, exponent_bits, mantissa_bits):
+  """Rounds `operand` to a float format with `exponent_bits` and
+  `mantissa_bits`, keeping its dtype (XLA's ReducePrecision).
+
+  The mantissa is rounded to nearest even. Values too large for the reduced
+  exponent become ±inf; values too small for its normal range (including
+  what would be its subnormals) become ±0. NaN stays NaN (it becomes inf
+  when mantissa_bits is 0). E.g. (8, 7) rounds float32 to bfloat16 values.
+  """
+  dtype = operand.dtype
+  info = dtypes.finfo(dtype)
+  src_exponent, src_mantissa, nbits = info.nexp, info.nmant, _bits(dtype)
+  udt = _unsigned(dtype)
+  const = lambda v: np.asarray(v).astype(udt)
+  bits = np.array(operand, order="C").view(udt)
+  if mantissa_bits < src_mantissa:
+    drop = src_mantissa - mantissa_bits
+    last_kept = const(1 << drop)
+    # Round to nearest, ties to even: add 0111... plus the last kept bit.
+    bias = ((bits & last_kept) >> const(drop)) + const((1 << (drop - 1)) - 1)
+    bits = (bits + bias) & ~const((1 << drop) - 1)
+  if exponent_bits < src_exponent:
+    exponent_mask = const(((1 << src_exponent) - 1) << src_mantissa)
+    src_bias = (1 << (src_exponent - 1)) - 1
+    reduced_bias = (1 << (exponent_bits - 1)) - 1
+    exponent = bits & exponent_mask
+    signed_zero = bits & const(1 << (nbits - 1))
+    bits = np.where(exponent > const((src_bias + reduced_bias) << src_mantissa),
+                    signed_zero | exponent_mask, bits)
+    bits = np.where(exponent <= const((src_bias - reduced_bias) << src_mantissa),
+                    signed_zero, bits)
+  result = np.asarray(bits, udt).view(dtype)
+  nan_result = operand if mantissa_bits > 0 else np.asarray(np.inf, dtype)
+  return np.where(np.isnan(operand), nan_result, result).astype(dtype)
+
+
+@reduce_precision_p.def_abstract_eval
+def _reduce_precision_shape_rule(operand, *, exponent_bits, mantissa_bits):
+  if exponent_bits < 1:
+    raise ValueError(f"reduce_precision: exponent_bits must be at least 1, got {exponent_bits}")
+  if mantissa_bits < 0:
+    raise ValueError(f"reduce_precision: mantissa_bits must be non-negative, got {mantissa_bits}")
+  return naryop_aval("reduce_precision", [operand], FLOAT)
+
+
+# --- complex numbers --------------------------------------------------------------------------
+
+def _complex(x, y):
+  """The complex number x + i y, from float32 (complex64) or float64 (complex128)
+  parts. Infinite parts stay exact (no 0 * inf = NaN)."""
+  x, y = np.broadcast_arrays(_wide(x), _wide(y))
+  out = np.empty(x.shape, np.complex128)
+  out.real, out.imag = x, y
+  return out
+
+
+def _real(x):
+  """The real part of a complex number (float32 for complex64)."""
+  return np.real(x)
+
+
+def _imag(x):
+  """The imaginary part of a complex number (float32 for complex64)."""
+  return np.imag(x)
+
+
+def _conj(x, *, input_dtype):
+  """Complex conjugate. A float32 (float64) operand gives a complex64
+  (complex128) result with zero imaginary part. `input_dtype` records the
+  operand's dtype (as in JAX)."""
+  return np.conj(_wide(x).astype(np.complex128))
+
+
+def _copy(x):
+  """A copy of x: same values, dtype, shape and weak type."""
+  return np.array(x, copy=True)
+
+
+complex_p = binop("complex", COMPLEX_PARTS, _complex, _complex_dtype)
+real_p = unop("real", COMPLEX, _real, _real_dtype)
+imag_p = unop("imag", COMPLEX, _imag, _real_dtype)
+conj_p = unop("conj", COMPLEX_PARTS + COMPLEX, _conj, _complex_dtype)
+copy_p = unop("copy", ANY, _copy)
+
+
+# --- user-facing functions (lax.*) ---------------------------------------------------------------
 
 def neg(x):
   return neg_p.bind(x)
+
+
+def sign(x):
+  return sign_p.bind(x)
+
+
+def abs(x):
+  return abs_p.bind(x)
+
+
+def floor(x):
+  return floor_p.bind(x)
+
+
+def ceil(x):
+  return ceil_p.bind(x)
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+  """Rounds to the nearest integer; ties away from zero unless
+  `rounding_method=RoundingMethod.TO_NEAREST_EVEN`."""
+  return round_p.bind(x, rounding_method=RoundingMethod(rounding_method))
+
+
+def is_finite(x):
+  return is_finite_p.bind(x)
+
+
+def exp(x, *, accuracy=None):
+  return exp_p.bind(x, accuracy=accuracy)
+
+
+def exp2(x, *, accuracy=None):
+  return exp2_p.bind(x, accuracy=accuracy)
+
+
+def expm1(x, *, accuracy=None):
+  return expm1_p.bind(x, accuracy=accuracy)
+
+
+def log(x, *, accuracy=None):
+  return log_p.bind(x, accuracy=accuracy)
+
+
+def log1p(x, *, accuracy=None):
+  return log1p_p.bind(x, accuracy=accuracy)
+
+
+def logistic(x, *, accuracy=None):
+  return logistic_p.bind(x, accuracy=accuracy)
+
+
+def sqrt(x, *, accuracy=None):
+  return sqrt_p.bind(x, accuracy=accuracy)
+
+
+def rsqrt(x, *, accuracy=None):
+  return rsqrt_p.bind(x, accuracy=accuracy)
+
+
+def cbrt(x, *, accuracy=None):
+  return cbrt_p.bind(x, accuracy=accuracy)
+
+
+def square(x):
+  return square_p.bind(x)
+
+
+def integer_pow(x, y):
+  """x ** y for a static Python int y (binary exponentiation)."""
+  return integer_pow_p.bind(x, y=operator.index(y))
+
+
+def reciprocal(x):
+  """1 / x, as integer_pow(x, -1)."""
+  return integer_pow(x, -1)
+
+
+def pow(x, y):
+  return pow_p.bind(x, y)
+
+
+def sin(x, *, accuracy=None):
+  return sin_p.bind(x, accuracy=accuracy)
+
+
+def cos(x, *, accuracy=None):
+  return cos_p.bind(x, accuracy=accuracy)
+
+
+def tan(x, *, accuracy=None):
+  return tan_p.bind(x, accuracy=accuracy)
+
+
+def tanh(x, *, accuracy=None):
+  return tanh_p.bind(x, accuracy=accuracy)
+
+
+def asin(x):
+  return asin_p.bind(x)
+
+
+def acos(x):
+  return acos_p.bind(x)
+
+
+def atan(x):
+  return atan_p.bind(x)
+
+
+def atan2(x, y):
+  return atan2_p.bind(x, y)
+
+
+def sinh(x):
+  return sinh_p.bind(x)
+
+
+def cosh(x):
+  return cosh_p.bind(x)
+
+
+def asinh(x):
+  return asinh_p.bind(x)
+
+
+def acosh(x):
+  return acosh_p.bind(x)
+
+
+def atanh(x):
+  return atanh_p.bind(x)
 
 
 def add(x, y):
@@ -167,8 +1162,17 @@ def sub(x, y):
   return sub_p.bind(x, y)
 
 
-def mul(x, y):
-  return mul_p.bind(x, y)
+def mul(x, y, *, out_dtype=None):
+  out_dtype = None if out_dtype is None else _dtype_argument(out_dtype)
+  return mul_p.bind(x, y, out_dtype=out_dtype)
+
+
+def div(x, y):
+  return div_p.bind(x, y)
+
+
+def rem(x, y):
+  return rem_p.bind(x, y)
 
 
 def max(x, y):
@@ -179,36 +1183,73 @@ def min(x, y):
   return min_p.bind(x, y)
 
 
-def exp(x):
-  return exp_p.bind(x)
+def nextafter(x1, x2):
+  return nextafter_p.bind(x1, x2)
 
 
-def log(x):
-  return log_p.bind(x)
+def bitwise_not(x):
+  return not_p.bind(x)
 
 
-def sin(x):
-  return sin_p.bind(x)
+def bitwise_and(x, y):
+  return and_p.bind(x, y)
 
 
-def cos(x):
-  return cos_p.bind(x)
+def bitwise_or(x, y):
+  return or_p.bind(x, y)
 
 
-def lt(x, y):
-  return lt_p.bind(x, y)
+def bitwise_xor(x, y):
+  return xor_p.bind(x, y)
 
 
-def gt(x, y):
-  return gt_p.bind(x, y)
+def shift_left(x, y):
+  return shift_left_p.bind(x, y)
+
+
+def shift_right_arithmetic(x, y):
+  return shift_right_arithmetic_p.bind(x, y)
+
+
+def shift_right_logical(x, y):
+  return shift_right_logical_p.bind(x, y)
+
+
+def population_count(x):
+  return population_count_p.bind(x)
+
+
+def clz(x):
+  return clz_p.bind(x)
 
 
 def eq(x, y):
   return eq_p.bind(x, y)
 
 
-def bitwise_not(x):
-  return not_p.bind(x)
+def ne(x, y):
+  return ne_p.bind(x, y)
+
+
+def lt(x, y):
+  return lt_p.bind(x, y)
+
+
+def le(x, y):
+  return le_p.bind(x, y)
+
+
+def gt(x, y):
+  return gt_p.bind(x, y)
+
+
+def ge(x, y):
+  return ge_p.bind(x, y)
+
+
+def clamp(min, x, max):
+  """`x` limited to [min, max]: min(max(x, min), max)."""
+  return clamp_p.bind(min, x, max)
 
 
 def select_n(which, *cases):
@@ -225,8 +1266,13 @@ def convert_element_type(operand, new_dtype, weak_type=False):
 
   A cast of a constant (not a tracer) is folded: computed right away, so a
   traced program sees the converted constant rather than a cast equation.
+  Casting complex to real warns (ComplexWarning), as JAX does.
   """
-  new_dtype = dtypes.canonicalize_dtype(dtypes.dtype(new_dtype))
+  new_dtype = _dtype_argument(new_dtype)
+  old_dtype = dtypes.dtype(operand)
+  if dtypes.is_complex(old_dtype) and not dtypes.is_complex(new_dtype):
+    warnings.warn("Casting complex values to real discards the imaginary part",
+                  np.exceptions.ComplexWarning, stacklevel=2)
   if isinstance(operand, (Tracer, ConcreteArray)):
     aval = operand.aval
     if (aval.dtype, aval.weak_type) == (new_dtype, bool(weak_type)):
@@ -239,3 +1285,49 @@ def convert_element_type(operand, new_dtype, weak_type=False):
   with eval_context():
     return convert_element_type_p.bind(operand, new_dtype=new_dtype,
                                        weak_type=bool(weak_type))
+
+
+def bitcast_convert_type(operand, new_dtype):
+  new_dtype = _dtype_argument(new_dtype)
+  return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype)
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+  return reduce_precision_p.bind(operand, exponent_bits=operator.index(exponent_bits),
+                                 mantissa_bits=operator.index(mantissa_bits))
+
+
+def complex(x, y):
+  return complex_p.bind(x, y)
+
+
+def real(x):
+  return real_p.bind(x)
+
+
+def imag(x):
+  return imag_p.bind(x)
+
+
+def conj(x):
+  return conj_p.bind(x, input_dtype=dtypes.dtype(x))
+
+
+def erf(x):
+  return erf_p.bind(x)
+
+
+def erfc(x):
+  return erfc_p.bind(x)
+
+
+def erf_inv(x):
+  return erf_inv_p.bind(x)
+
+
+def lgamma(x):
+  return lgamma_p.bind(x)
+
+
+def digamma(x):
+  return digamma_p.bind(x)

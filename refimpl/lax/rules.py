@@ -9,29 +9,44 @@ import numpy as np
 from refimpl import dtypes
 from refimpl.core import ShapedArray
 
-# Dtype categories accepted by primitives.
-FLOAT = "floating"
-INEXACT = "inexact (floating or complex)"
-INTEGER = "integer"
-INT_OR_BOOL = "integer or boolean"
-NUMBER = "numeric"
-ANY = "any"
-
-_MEMBERSHIP = {
-    FLOAT: dtypes.is_float,
-    INEXACT: dtypes.is_inexact,
-    INTEGER: dtypes.is_integer,
-    INT_OR_BOOL: lambda d: dtypes.is_integer(d) or dtypes.is_bool(d),
-    NUMBER: lambda d: not dtypes.is_bool(d),
-    ANY: lambda d: True,
-}
+# Dtype categories accepted by primitives: tuples of NumPy's abstract types
+# (bfloat16 counts as floating). Their names appear in error messages.
+BOOL = (np.bool_,)
+INTEGER = (np.integer,)
+SIGNED = (np.signedinteger,)
+FLOAT = (np.floating,)
+COMPLEX = (np.complexfloating,)
+INEXACT = FLOAT + COMPLEX
+NUMBER = INTEGER + FLOAT + COMPLEX
+INT_OR_BOOL = INTEGER + BOOL
+ORDERED = INTEGER + FLOAT + BOOL
+ANY = NUMBER + BOOL
+COMPLEX_PARTS = (np.float32, np.float64)
+"""The dtypes that form complex numbers: `complex(float32, float32)` is complex64."""
 
 
-def check_dtype(name, aval, category):
-  """Raises TypeError unless `aval.dtype` belongs to `category`."""
-  if not _MEMBERSHIP[category](aval.dtype):
+def _belongs(dtype, category):
+  return any(dtypes.issubdtype(dtype, t) for t in category)
+
+
+def check_dtype(name, aval, category, position=None):
+  """Raises TypeError unless `aval.dtype` belongs to `category`.
+
+  `position` (for n-ary ops) names the offending operand, as JAX does.
+  """
+  if _belongs(aval.dtype, category):
+    return
+  if aval.dtype == dtypes.float0:
+    raise TypeError(f"Called {name} with a float0 array. float0s do not support any "
+                    "operations by design; use np.zeros_like(arr, dtype=float) to "
+                    "get a regular array of zeros.")
+  accepted = ", ".join(t.__name__ for t in category)
+  if position is None:
     raise TypeError(f"{name} does not accept dtype {aval.dtype.name}. "
-                    f"Accepted dtypes are subtypes of {category}.")
+                    f"Accepted dtypes are subtypes of {accepted}.")
+  raise TypeError(f"{name} does not accept dtype {aval.dtype.name} at position "
+                  f"{position}. Accepted dtypes at position {position} are subtypes "
+                  f"of {accepted}.")
 
 
 def check_same_dtypes(name, *avals):
@@ -65,15 +80,26 @@ def broadcasting_shape(name, *avals):
   return tuple(result)
 
 
-def naryop_aval(name, avals, category, out_dtype=None):
-  """The aval of an elementwise op: broadcast shape, common dtype, weak if all weak."""
-  for a in avals:
-    check_dtype(name, a, category)
-  check_same_dtypes(name, *avals)
+def naryop_aval(name, avals, category, out_dtype=None, same_dtypes=True):
+  """The aval of an elementwise op: broadcast shape, weak only if every operand is.
+
+  `category` is one dtype category for all operands, or a list with one per
+  operand. `out_dtype` is None (the operands' dtype), a dtype, or a function
+  of the first operand's dtype.
+  """
+  categories = category if isinstance(category, list) else [category] * len(avals)
+  for i, (a, c) in enumerate(zip(avals, categories)):
+    check_dtype(name, a, c, position=i if len(avals) > 1 else None)
+  if same_dtypes:
+    check_same_dtypes(name, *avals)
   shape = broadcasting_shape(name, *avals)
-  dtype = avals[0].dtype if out_dtype is None else out_dtype
-  weak = all(a.weak_type for a in avals) and out_dtype is None
-  return ShapedArray(shape, dtype, weak)
+  if out_dtype is None:
+    dtype = avals[0].dtype
+  elif callable(out_dtype):
+    dtype = out_dtype(avals[0].dtype)
+  else:
+    dtype = out_dtype
+  return ShapedArray(shape, dtype, all(a.weak_type for a in avals))
 
 
 def canonical_axes(name, axes, ndim):
@@ -88,5 +114,13 @@ def canonical_axes(name, axes, ndim):
 
 
 def as_dtype(x, dtype):
-  """NumPy result `x` as an array of exactly `dtype` (for reference rules)."""
-  return np.asarray(x).astype(dtype, copy=False)
+  """NumPy result `x` as an array of exactly `dtype` (for reference rules).
+
+  A float64 result becomes a 16-bit float by way of float32: XLA computes
+  16-bit floats in float32 and rounds that result, so the reference does too.
+  """
+  x = np.asarray(x)
+  dtype = np.dtype(dtype)
+  if dtype in (dtypes.float16, dtypes.bfloat16) and x.dtype == dtypes.float64:
+    x = x.astype(np.float32)
+  return x.astype(dtype, copy=False)

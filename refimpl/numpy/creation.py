@@ -116,8 +116,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):
   elif is_array(object):
     out = lax.copy_p.bind(object) if copy else object
   else:
-    parts = [lax.expand_dims(array(item, dtype=dtype, copy=False), (0,)) for item in object]
-    out = concatenate_in_chunks(parts, 0)
+    items = [array(item, dtype=dtype, copy=False) for item in object]  # converts first,
+    out = concatenate_in_chunks([lax.expand_dims(x, (0,)) for x in items], 0)  # then stack
   out = lax.convert_element_type(out, dtype, weak_type)
   if ndmin > out.ndim:
     out = lax.expand_dims(out, range(ndmin - out.ndim))

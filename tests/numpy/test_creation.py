@@ -83,8 +83,9 @@ def test_array_of_tracers_stacks_with_broadcast_in_dim_and_concatenate():
 def test_array_of_weak_tracers_converts_each_as_jax():
   jaxpr = jax.make_jaxpr(lambda x: jnp.sum(jnp.array(x)))(list(range(3)))
   prims = [e.primitive.name for e in jaxpr.eqns]
-  assert prims == ["convert_element_type", "broadcast_in_dim"] * 3 + ["concatenate",
-                                                                      "reduce_sum"]
+  # As jnp.stack: every element is converted, then every one expanded.
+  assert prims == (["convert_element_type"] * 3 + ["broadcast_in_dim"] * 3
+                   + ["concatenate", "reduce_sum"])
 
 
 def test_array_of_a_tracer_copies():

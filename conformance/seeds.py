@@ -583,6 +583,17 @@ def _jnp_array_float64():
     return refimpl.numpy.array(1., dtype=np.float64)
 
 
+@check(f"{SHARP_BITS} / Out-of-Bound Indexing")
+def nanargmin_all_nan_slice():
+  """The text's consequence of clamping: an all-NaN slice gives -1 (NumPy raises)."""
+  ex = run_example("""
+      x = jnp.array([[jnp.nan, jnp.nan], [1.0, jnp.nan]])
+      """)
+  x = ex.ns["x"]
+  assert_array(refimpl.numpy.nanargmin(x, axis=1), [-1, 0], np.int32)
+  assert_array(refimpl.numpy.nanargmax(x, axis=1), [-1, 0], np.int32)
+
+
 # --- 000 Sharp Bits: divergences from NumPy ---------------------------------
 
 @check(f"{SHARP_BITS} / Miscellaneous Divergences from NumPy")
@@ -677,7 +688,6 @@ PENDING = [
     Pending("fori_loop_array_and_iterator", f"{SHARP_BITS} / Pure functions; {OVERVIEW}", "control flow: lax.fori_loop (45, and 0 with an iterator)"),
     Pending("scan_func11_jaxpr", f"{SHARP_BITS} / Pure functions", "control flow: lax.scan (make_jaxpr(func11))"),
     Pending("cond_iterator_operand", f"{SHARP_BITS} / Pure functions", "control flow: lax.cond"),
-    Pending("nanargmin_all_nan_slice", f"{SHARP_BITS} / Out-of-Bound Indexing", "reductions: jnp.nanargmin/nanargmax return -1 on an all-NaN slice"),
     Pending("prng_key_reuse", f"{SHARP_BITS} / Random Numbers", "PRNG: random.PRNGKey, random.normal (same key, same numbers)"),
     Pending("prng_split", f"{SHARP_BITS} / Random Numbers", "PRNG: random.split (2 and 4 keys), normal of subkeys"),
     Pending("grad_python_control_flow", f"{SHARP_BITS} / Control Flow", "autodiff: grad(f)(2.) = 12.0, grad(f)(4.) = -4.0"),

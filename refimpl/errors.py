@@ -78,7 +78,7 @@ class NonConcreteBooleanIndexError(JAXIndexError):
         "`size=` to `jnp.nonzero`/`jnp.where` to bound it.")
 
 
-class UnexpectedTracerError(Exception):
+class UnexpectedTracerError(JAXTypeError):
   """A tracer escaped the transformation that created it (a leaked tracer)."""
 
   def __init__(self, msg):
@@ -88,7 +88,7 @@ class UnexpectedTracerError(Exception):
         "function returned. Return it as an output instead.")
 
 
-class KeyReuseError(RuntimeError):
+class KeyReuseError(JAXTypeError):
   """Reserved for JAX's key-reuse checker (not enabled by default)."""
 
 

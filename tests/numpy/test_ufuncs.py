@@ -536,3 +536,38 @@ def test_array_operators_use_these_functions():
   np.testing.assert_array_equal(q, [1, -3])
   np.testing.assert_array_equal(r, [2, 2])
   assert round(jnp.asarray(np.float32(2.5))) == 2
+
+
+@given(a=st.sampled_from(S.ALL_DTYPES), b=st.sampled_from(S.ALL_DTYPES),
+       shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+       data=st.data())
+def test_mixed_dtype_and_shape_operands_promote_and_broadcast(a, b, shapes, data):
+  """For any two dtypes and broadcastable shapes: the result has the lattice
+  promotion of the dtypes and NumPy's broadcast shape, and multiply's values
+  equal NumPy's computed in that dtype."""
+  x = data.draw(S.arrays(a, shapes.input_shapes[0], allow_nan=False, allow_inf=False))
+  y = data.draw(S.arrays(b, shapes.input_shapes[1], allow_nan=False, allow_inf=False))
+  out = jnp.multiply(x, y)
+  want = dtypes.canonicalize_dtype(dtypes.promote_types(a, b))
+  assert out.dtype == want and not out.weak_type
+  assert out.shape == shapes.result_shape
+  with np.errstate(all="ignore"):
+    expected = (x.astype(want) * y.astype(want)) if want != np.bool_ else (x & y)
+  assert_close(out, expected, dtype=want)
+
+
+@given(a=st.sampled_from(S.ALL_DTYPES),
+       scalar=st.one_of(st.booleans(), st.integers(-100, 100), st.floats(-10, 10)))
+def test_python_scalars_are_weak_in_promotion(a, scalar):
+  """An array meeting a Python scalar keeps its dtype unless the scalar's kind is
+  higher (int < float < complex); a result of a higher kind is weakly typed."""
+  x = np.zeros(2, a)
+  out = jnp.add(x, scalar) if a != np.bool_ or type(scalar) is not bool else jnp.logical_or(x, scalar)
+  want, weak = dtypes.result_type_and_weak_type(x, scalar)
+  assert (out.dtype, out.weak_type) == (want, weak)
+  def rank(dt):  # bool < int < float < complex
+    return (dtypes.is_integer(dt) + 2 * dtypes.is_float(dt) + 3 * dtypes.is_complex(dt))
+  if rank(a) >= rank(np.dtype(type(scalar))):
+    assert out.dtype == a and not out.weak_type
+  else:
+    assert out.weak_type

@@ -9,7 +9,7 @@ Node types:
 * ``None`` -- a node with no children, so it contributes zero leaves.
 * ``tuple`` and ``list`` -- children in order.
 * ``dict`` -- children in *sorted key order*; unflattening builds a dict whose
-  keys are inserted in sorted order.
+ keys are inserted in sorted order.
 * ``collections.OrderedDict`` -- children in insertion order.
 * ``collections.defaultdict`` -- like dict; ``default_factory`` is kept.
 * namedtuples (any tuple subclass with ``_fields``) -- rebuilt as the same class.
@@ -28,42 +28,42 @@ import operator
 from typing import Any, Callable, Hashable, Iterable
 
 __all__ = [
-    "PyTreeDef",
-    "tree_flatten",
-    "tree_unflatten",
-    "tree_leaves",
-    "tree_structure",
-    "tree_map",
-    "tree_all",
-    "tree_reduce",
-    "tree_transpose",
-    "treedef_tuple",
-    "treedef_children",
-    "treedef_is_leaf",
-    "all_leaves",
-    "tree_flatten_with_path",
-    "tree_leaves_with_path",
-    "tree_map_with_path",
-    "keystr",
-    "SequenceKey",
-    "DictKey",
-    "GetAttrKey",
-    "FlattenedIndexKey",
-    "register_pytree_node",
-    "register_pytree_with_keys",
-    "register_pytree_node_class",
-    "register_dataclass",
-    "Partial",
-    "register_pytree_with_keys_class",
-    "register_static",
-    "is_tree_node",
-    "flatten_one_level",
-    "flatten_one_level_with_keys",
-    "tree_broadcast",
-    "tree_reduce_associative",
-    "default_registry",
-    "KeyEntry",
-    "KeyPath",
+  "PyTreeDef",
+  "tree_flatten",
+  "tree_unflatten",
+  "tree_leaves",
+  "tree_structure",
+  "tree_map",
+  "tree_all",
+  "tree_reduce",
+  "tree_transpose",
+  "treedef_tuple",
+  "treedef_children",
+  "treedef_is_leaf",
+  "all_leaves",
+  "tree_flatten_with_path",
+  "tree_leaves_with_path",
+  "tree_map_with_path",
+  "keystr",
+  "SequenceKey",
+  "DictKey",
+  "GetAttrKey",
+  "FlattenedIndexKey",
+  "register_pytree_node",
+  "register_pytree_with_keys",
+  "register_pytree_node_class",
+  "register_dataclass",
+  "Partial",
+  "register_pytree_with_keys_class",
+  "register_static",
+  "is_tree_node",
+  "flatten_one_level",
+  "flatten_one_level_with_keys",
+  "tree_broadcast",
+  "tree_reduce_associative",
+  "default_registry",
+  "KeyEntry",
+  "KeyPath",
 ]
 
 
@@ -73,38 +73,38 @@ __all__ = [
 
 @dataclasses.dataclass(frozen=True)
 class SequenceKey:
-    """Position ``idx`` in a tuple or list; prints as ``[idx]``."""
-    idx: int
+  """Position ``idx`` in a tuple or list; prints as ``[idx]``."""
+  idx: int
 
-    def __str__(self):
-        return f"[{self.idx!r}]"
+  def __str__(self):
+    return f"[{self.idx!r}]"
 
 
 @dataclasses.dataclass(frozen=True)
 class DictKey:
-    """Key ``key`` of a dict; prints as ``[key!r]``, e.g. ``['a']``."""
-    key: Hashable
+  """Key ``key`` of a dict; prints as ``[key!r]``, e.g. ``['a']``."""
+  key: Hashable
 
-    def __str__(self):
-        return f"[{self.key!r}]"
+  def __str__(self):
+    return f"[{self.key!r}]"
 
 
 @dataclasses.dataclass(frozen=True)
 class GetAttrKey:
-    """Attribute ``name`` (namedtuple or dataclass field); prints as ``.name``."""
-    name: str
+  """Attribute ``name`` (namedtuple or dataclass field); prints as ``.name``."""
+  name: str
 
-    def __str__(self):
-        return f".{self.name}"
+  def __str__(self):
+    return f".{self.name}"
 
 
 @dataclasses.dataclass(frozen=True)
 class FlattenedIndexKey:
-    """Index of a child of a custom node registered without keys; prints as ``[key]``."""
-    key: int
+  """Index of a child of a custom node registered without keys; prints as ``[key]``."""
+  key: int
 
-    def __str__(self):
-        return f"[{self.key!r}]"
+  def __str__(self):
+    return f"[{self.key!r}]"
 
 
 KeyEntry = Any
@@ -112,21 +112,21 @@ KeyPath = tuple[KeyEntry, ...]
 
 
 def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
-    """Render a key path, e.g. ``keystr((SequenceKey(0), DictKey('a'))) == "[0]['a']"``.
+  """Render a key path, e.g. ``keystr((SequenceKey(0), DictKey('a'))) == "[0]['a']"``.
 
-    With ``simple=True`` each key is rendered bare (``0``, ``a``, ``name``) and
-    the keys are joined with ``separator``.
-    """
-    if not simple:
-        return separator.join(str(k) for k in keys)
+  With ``simple=True`` each key is rendered bare (``0``, ``a``, ``name``) and
+  the keys are joined with ``separator``.
+  """
+  if not simple:
+    return separator.join(str(k) for k in keys)
 
-    def bare(key):
-        for attr in ("idx", "key", "name"):
-            if hasattr(key, attr):
-                return str(getattr(key, attr))
-        return str(key)
+  def bare(key):
+    for attr in ("idx", "key", "name"):
+      if hasattr(key, attr):
+        return str(getattr(key, attr))
+    return str(key)
 
-    return separator.join(bare(k) for k in keys)
+  return separator.join(bare(k) for k in keys)
 
 
 # ---------------------------------------------------------------------------
@@ -135,215 +135,215 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class _NodeType:
-    """How to take apart and rebuild one kind of pytree node.
+  """How to take apart and rebuild one kind of pytree node.
 
-    ``flatten(x) -> (children, aux_data)``;
-    ``flatten_with_keys(x) -> (((key, child), ...), aux_data)``;
-    ``unflatten(aux_data, children) -> x``;
-    ``to_str(aux_data, child_strs) -> str`` renders the node inside a PyTreeDef repr.
-    Identity (``eq=False``) is what distinguishes node types.
-    """
-    name: str
-    flatten: Callable[[Any], tuple[Iterable[Any], Any]]
-    flatten_with_keys: Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Any]]
-    unflatten: Callable[[Any, tuple[Any, ...]], Any]
-    to_str: Callable[[Any, list[str]], str]
+  ``flatten(x) -> (children, aux_data)``;
+  ``flatten_with_keys(x) -> (((key, child), ...), aux_data)``;
+  ``unflatten(aux_data, children) -> x``;
+  ``to_str(aux_data, child_strs) -> str`` renders the node inside a PyTreeDef repr.
+  Identity (``eq=False``) is what distinguishes node types.
+  """
+  name: str
+  flatten: Callable[[Any], tuple[Iterable[Any], Any]]
+  flatten_with_keys: Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Any]]
+  unflatten: Callable[[Any, tuple[Any, ...]], Any]
+  to_str: Callable[[Any, list[str]], str]
 
 
 _registry: dict[type, _NodeType] = {}
 
 
 def _with_index_keys(flatten):
-    """Build ``flatten_with_keys`` that labels children ``FlattenedIndexKey(i)``."""
-    def flatten_with_keys(x):
-        children, aux = flatten(x)
-        return [(FlattenedIndexKey(i), c) for i, c in enumerate(children)], aux
-    return flatten_with_keys
+  """Build ``flatten_with_keys`` that labels children ``FlattenedIndexKey(i)``."""
+  def flatten_with_keys(x):
+    children, aux = flatten(x)
+    return [(FlattenedIndexKey(i), c) for i, c in enumerate(children)], aux
+  return flatten_with_keys
 
 
 def _custom_to_str(nodetype):
-    def to_str(aux, kids):
-        return f"CustomNode({nodetype.__name__}[{aux!r}], [{', '.join(kids)}])"
-    return to_str
+  def to_str(aux, kids):
+    return f"CustomNode({nodetype.__name__}[{aux!r}], [{', '.join(kids)}])"
+  return to_str
 
 
 def _register(nodetype: type, node: _NodeType) -> None:
-    if nodetype in _registry:
-        raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
-    _registry[nodetype] = node
+  if nodetype in _registry:
+    raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
+  _registry[nodetype] = node
 
 
 def register_pytree_with_keys(
-    nodetype: type,
-    flatten_with_keys: Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Any]],
-    unflatten_func: Callable[[Any, Iterable[Any]], Any],
-    flatten_func: Callable[[Any], tuple[Iterable[Any], Any]] | None = None,
+  nodetype: type,
+  flatten_with_keys: Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Any]],
+  unflatten_func: Callable[[Any, Iterable[Any]], Any],
+  flatten_func: Callable[[Any], tuple[Iterable[Any], Any]] | None = None,
 ) -> None:
-    """Register ``nodetype`` as a node whose children carry path keys.
+  """Register ``nodetype`` as a node whose children carry path keys.
 
-    ``flatten_with_keys(x)`` returns ``(((key, child), ...), aux_data)`` and
-    ``unflatten_func(aux_data, children)`` rebuilds the node. ``flatten_func``
-    (returning ``(children, aux_data)``) is used for key-less flattening; by
-    default it is derived from ``flatten_with_keys``. ``aux_data`` must be
-    hashable and comparable with ``==``: it is part of the treedef.
-    """
-    if flatten_func is None:
-        def flatten_func(x):
-            keyed, aux = flatten_with_keys(x)
-            return [child for _, child in keyed], aux
-    _register(nodetype, _NodeType(nodetype.__qualname__, flatten_func, flatten_with_keys,
-                                  unflatten_func, _custom_to_str(nodetype)))
+  ``flatten_with_keys(x)`` returns ``(((key, child), ...), aux_data)`` and
+  ``unflatten_func(aux_data, children)`` rebuilds the node. ``flatten_func``
+  (returning ``(children, aux_data)``) is used for key-less flattening; by
+  default it is derived from ``flatten_with_keys``. ``aux_data`` must be
+  hashable and comparable with ``==``: it is part of the treedef.
+  """
+  if flatten_func is None:
+    def flatten_func(x):
+      keyed, aux = flatten_with_keys(x)
+      return [child for _, child in keyed], aux
+  _register(nodetype, _NodeType(nodetype.__qualname__, flatten_func, flatten_with_keys,
+                 unflatten_func, _custom_to_str(nodetype)))
 
 
 def register_pytree_node(
-    nodetype: type,
-    flatten_func: Callable[[Any], tuple[Iterable[Any], Any]],
-    unflatten_func: Callable[[Any, Iterable[Any]], Any],
-    flatten_with_keys_func: Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Any]] | None = None,
+  nodetype: type,
+  flatten_func: Callable[[Any], tuple[Iterable[Any], Any]],
+  unflatten_func: Callable[[Any, Iterable[Any]], Any],
+  flatten_with_keys_func: Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Any]] | None = None,
 ) -> None:
-    """Register ``nodetype`` as a pytree node.
+  """Register ``nodetype`` as a pytree node.
 
-    ``flatten_func(x)`` returns ``(children, aux_data)``;
-    ``unflatten_func(aux_data, children)`` rebuilds the node. Unless
-    ``flatten_with_keys_func`` is given, child paths use `FlattenedIndexKey`.
-    Registering a type twice raises ``ValueError``.
-    """
-    if flatten_with_keys_func is None:
-        flatten_with_keys_func = _with_index_keys(flatten_func)
-    register_pytree_with_keys(nodetype, flatten_with_keys_func, unflatten_func, flatten_func)
+  ``flatten_func(x)`` returns ``(children, aux_data)``;
+  ``unflatten_func(aux_data, children)`` rebuilds the node. Unless
+  ``flatten_with_keys_func`` is given, child paths use `FlattenedIndexKey`.
+  Registering a type twice raises ``ValueError``.
+  """
+  if flatten_with_keys_func is None:
+    flatten_with_keys_func = _with_index_keys(flatten_func)
+  register_pytree_with_keys(nodetype, flatten_with_keys_func, unflatten_func, flatten_func)
 
 
 def register_pytree_node_class(cls: type) -> type:
-    """Class decorator: register ``cls`` using its own flatten/unflatten methods.
+  """Class decorator: register ``cls`` using its own flatten/unflatten methods.
 
-    ``x.tree_flatten()`` returns ``(children, aux_data)`` and the classmethod
-    ``cls.tree_unflatten(aux_data, children)`` rebuilds an instance.
-    """
-    register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
-    return cls
+  ``x.tree_flatten()`` returns ``(children, aux_data)`` and the classmethod
+  ``cls.tree_unflatten(aux_data, children)`` rebuilds an instance.
+  """
+  register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
+  return cls
 
 
 def register_dataclass(
-    nodetype: type,
-    data_fields: Iterable[str] | None = None,
-    meta_fields: Iterable[str] | None = None,
-    drop_fields: Iterable[str] = (),
+  nodetype: type,
+  data_fields: Iterable[str] | None = None,
+  meta_fields: Iterable[str] | None = None,
+  drop_fields: Iterable[str] = (),
 ) -> type:
-    """Register a dataclass-like type; usable as a class decorator.
+  """Register a dataclass-like type; usable as a class decorator.
 
-    ``data_fields`` are children (leaves or subtrees); ``meta_fields`` are
-    static aux data (must be hashable); ``drop_fields`` are ignored and must be
-    reconstructible by the constructor's defaults. If both field lists are
-    None, ``nodetype`` must be a dataclass: fields declared with
-    ``metadata=dict(static=True)`` are meta, other ``init`` fields are data.
-    The node is rebuilt as ``nodetype(**fields)``. Returns ``nodetype``.
-    """
-    if data_fields is None and meta_fields is None:
-        if not dataclasses.is_dataclass(nodetype):
-            raise TypeError("register_dataclass: data_fields and meta_fields are required "
-                            f"when {nodetype} is not a dataclass.")
-        init_fields = [f for f in dataclasses.fields(nodetype) if f.init]
-        meta_fields = [f.name for f in init_fields if f.metadata.get("static", False)]
-        data_fields = [f.name for f in init_fields if not f.metadata.get("static", False)]
-    elif data_fields is None or meta_fields is None:
-        raise TypeError("register_dataclass: specify both data_fields and meta_fields, or neither.")
-    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+  ``data_fields`` are children (leaves or subtrees); ``meta_fields`` are
+  static aux data (must be hashable); ``drop_fields`` are ignored and must be
+  reconstructible by the constructor's defaults. If both field lists are
+  None, ``nodetype`` must be a dataclass: fields declared with
+  ``metadata=dict(static=True)`` are meta, other ``init`` fields are data.
+  The node is rebuilt as ``nodetype(**fields)``. Returns ``nodetype``.
+  """
+  if data_fields is None and meta_fields is None:
+    if not dataclasses.is_dataclass(nodetype):
+      raise TypeError("register_dataclass: data_fields and meta_fields are required "
+              f"when {nodetype} is not a dataclass.")
+    init_fields = [f for f in dataclasses.fields(nodetype) if f.init]
+    meta_fields = [f.name for f in init_fields if f.metadata.get("static", False)]
+    data_fields = [f.name for f in init_fields if not f.metadata.get("static", False)]
+  elif data_fields is None or meta_fields is None:
+    raise TypeError("register_dataclass: specify both data_fields and meta_fields, or neither.")
+  data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
 
-    if dataclasses.is_dataclass(nodetype):
-        init_names = {f.name for f in dataclasses.fields(nodetype) if f.init}
-        given = set(data_fields) | set(meta_fields) | set(drop_fields)
-        if given != init_names:
-            raise ValueError(
-                f"register_dataclass: data_fields, meta_fields and drop_fields of {nodetype} "
-                f"must together name exactly its init fields {sorted(init_names)}; "
-                f"got {sorted(given)}.")
+  if dataclasses.is_dataclass(nodetype):
+    init_names = {f.name for f in dataclasses.fields(nodetype) if f.init}
+    given = set(data_fields) | set(meta_fields) | set(drop_fields)
+    if given != init_names:
+      raise ValueError(
+        f"register_dataclass: data_fields, meta_fields and drop_fields of {nodetype} "
+        f"must together name exactly its init fields {sorted(init_names)}; "
+        f"got {sorted(given)}.")
 
-    def flatten_with_keys(x):
-        children = [(GetAttrKey(name), getattr(x, name)) for name in data_fields]
-        return children, tuple(getattr(x, name) for name in meta_fields)
+  def flatten_with_keys(x):
+    children = [(GetAttrKey(name), getattr(x, name)) for name in data_fields]
+    return children, tuple(getattr(x, name) for name in meta_fields)
 
-    def flatten(x):
-        return [getattr(x, name) for name in data_fields], tuple(getattr(x, name) for name in meta_fields)
+  def flatten(x):
+    return [getattr(x, name) for name in data_fields], tuple(getattr(x, name) for name in meta_fields)
 
-    def unflatten(meta, children):
-        return nodetype(**dict(zip(meta_fields, meta)), **dict(zip(data_fields, children)))
+  def unflatten(meta, children):
+    return nodetype(**dict(zip(meta_fields, meta)), **dict(zip(data_fields, children)))
 
-    register_pytree_with_keys(nodetype, flatten_with_keys, unflatten, flatten)
-    return nodetype
+  register_pytree_with_keys(nodetype, flatten_with_keys, unflatten, flatten)
+  return nodetype
 
 
 def _dict_str(keys, kids):
-    return "{" + ", ".join(f"{k!r}: {s}" for k, s in zip(keys, kids)) + "}"
+  return "{" + ", ".join(f"{k!r}: {s}" for k, s in zip(keys, kids)) + "}"
 
 
 def _tuple_str(_, kids):
-    return f"({kids[0]},)" if len(kids) == 1 else f"({', '.join(kids)})"
+  return f"({kids[0]},)" if len(kids) == 1 else f"({', '.join(kids)})"
 
 
 def _flatten_dict(d):
-    keys = tuple(sorted(d))
-    return [d[k] for k in keys], keys
+  keys = tuple(sorted(d))
+  return [d[k] for k in keys], keys
 
 
 def _flatten_defaultdict(d):
-    children, keys = _flatten_dict(d)
-    return children, (d.default_factory, keys)
+  children, keys = _flatten_dict(d)
+  return children, (d.default_factory, keys)
 
 
 _register(type(None), _NodeType(
-    "None",
-    flatten=lambda x: ((), None),
-    flatten_with_keys=lambda x: ((), None),
-    unflatten=lambda aux, children: None,
-    to_str=lambda aux, kids: "None"))
+  "None",
+  flatten=lambda x: ((), None),
+  flatten_with_keys=lambda x: ((), None),
+  unflatten=lambda aux, children: None,
+  to_str=lambda aux, kids: "None"))
 _register(tuple, _NodeType(
-    "tuple",
-    flatten=lambda t: (t, None),
-    flatten_with_keys=lambda t: ([(SequenceKey(i), c) for i, c in enumerate(t)], None),
-    unflatten=lambda aux, children: tuple(children),
-    to_str=_tuple_str))
+  "tuple",
+  flatten=lambda t: (t, None),
+  flatten_with_keys=lambda t: ([(SequenceKey(i), c) for i, c in enumerate(t)], None),
+  unflatten=lambda aux, children: tuple(children),
+  to_str=_tuple_str))
 _register(list, _NodeType(
-    "list",
-    flatten=lambda xs: (xs, None),
-    flatten_with_keys=lambda xs: ([(SequenceKey(i), c) for i, c in enumerate(xs)], None),
-    unflatten=lambda aux, children: list(children),
-    to_str=lambda aux, kids: f"[{', '.join(kids)}]"))
+  "list",
+  flatten=lambda xs: (xs, None),
+  flatten_with_keys=lambda xs: ([(SequenceKey(i), c) for i, c in enumerate(xs)], None),
+  unflatten=lambda aux, children: list(children),
+  to_str=lambda aux, kids: f"[{', '.join(kids)}]"))
 _register(dict, _NodeType(
-    "dict",
-    flatten=_flatten_dict,
-    flatten_with_keys=lambda d: ([(DictKey(k), d[k]) for k in sorted(d)], tuple(sorted(d))),
-    unflatten=lambda keys, children: dict(zip(keys, children)),
-    to_str=_dict_str))
+  "dict",
+  flatten=_flatten_dict,
+  flatten_with_keys=lambda d: ([(DictKey(k), d[k]) for k in sorted(d)], tuple(sorted(d))),
+  unflatten=lambda keys, children: dict(zip(keys, children)),
+  to_str=_dict_str))
 _register(collections.OrderedDict, _NodeType(
-    "OrderedDict",
-    flatten=lambda d: (list(d.values()), tuple(d)),
-    flatten_with_keys=lambda d: ([(DictKey(k), v) for k, v in d.items()], tuple(d)),
-    unflatten=lambda keys, children: collections.OrderedDict(zip(keys, children)),
-    to_str=lambda keys, kids: f"OrderedDict({_dict_str(keys, kids)})"))
+  "OrderedDict",
+  flatten=lambda d: (list(d.values()), tuple(d)),
+  flatten_with_keys=lambda d: ([(DictKey(k), v) for k, v in d.items()], tuple(d)),
+  unflatten=lambda keys, children: collections.OrderedDict(zip(keys, children)),
+  to_str=lambda keys, kids: f"OrderedDict({_dict_str(keys, kids)})"))
 _register(collections.defaultdict, _NodeType(
-    "defaultdict",
-    flatten=_flatten_defaultdict,
-    flatten_with_keys=lambda d: ([(DictKey(k), d[k]) for k in sorted(d)],
-                                 (d.default_factory, tuple(sorted(d)))),
-    unflatten=lambda aux, children: collections.defaultdict(aux[0], zip(aux[1], children)),
-    to_str=lambda aux, kids: f"defaultdict({aux[0]!r}, {_dict_str(aux[1], kids)})"))
+  "defaultdict",
+  flatten=_flatten_defaultdict,
+  flatten_with_keys=lambda d: ([(DictKey(k), d[k]) for k in sorted(d)],
+                 (d.default_factory, tuple(sorted(d)))),
+  unflatten=lambda aux, children: collections.defaultdict(aux[0], zip(aux[1], children)),
+  to_str=lambda aux, kids: f"defaultdict({aux[0]!r}, {_dict_str(aux[1], kids)})"))
 
 # Namedtuples are recognised structurally rather than through the registry;
 # their aux data is the namedtuple class itself.
 _NAMEDTUPLE = _NodeType(
-    "namedtuple",
-    flatten=lambda t: (tuple(t), type(t)),
-    flatten_with_keys=lambda t: ([(GetAttrKey(f), c) for f, c in zip(t._fields, t)], type(t)),
-    unflatten=lambda cls, children: cls(*children),
-    to_str=lambda cls, kids: f"{cls.__name__}({', '.join(f'{f}={s}' for f, s in zip(cls._fields, kids))})")
+  "namedtuple",
+  flatten=lambda t: (tuple(t), type(t)),
+  flatten_with_keys=lambda t: ([(GetAttrKey(f), c) for f, c in zip(t._fields, t)], type(t)),
+  unflatten=lambda cls, children: cls(*children),
+  to_str=lambda cls, kids: f"{cls.__name__}({', '.join(f'{f}={s}' for f, s in zip(cls._fields, kids))})")
 
 
 def _node_type_of(x: Any) -> _NodeType | None:
-    """The node type of ``x``, or None if ``x`` is a leaf."""
-    node_type = _registry.get(type(x))
-    if node_type is None and isinstance(x, tuple) and hasattr(type(x), "_fields"):
-        return _NAMEDTUPLE
-    return node_type
+  """The node type of ``x``, or None if ``x`` is a leaf."""
+  node_type = _registry.get(type(x))
+  if node_type is None and isinstance(x, tuple) and hasattr(type(x), "_fields"):
+    return _NAMEDTUPLE
+  return node_type
 
 
 # ---------------------------------------------------------------------------
@@ -351,92 +351,92 @@ def _node_type_of(x: Any) -> _NodeType | None:
 # ---------------------------------------------------------------------------
 
 class PyTreeDef:
-    """The structure of a pytree: its nodes and aux data, with leaves as holes.
+  """The structure of a pytree: its nodes and aux data, with leaves as holes.
 
-    Two treedefs are equal iff they have the same node types, the same aux data
-    (compared with ``==``; e.g. dict keys, namedtuple class, custom aux data)
-    and equal children. Leaves print as ``*``: ``PyTreeDef((*, {'a': *}))``.
-    Obtain treedefs from `tree_flatten` / `tree_structure`, not the constructor.
+  Two treedefs are equal iff they have the same node types, the same aux data
+  (compared with ``==``; e.g. dict keys, namedtuple class, custom aux data)
+  and equal children. Leaves print as ``*``: ``PyTreeDef((*, {'a': *}))``.
+  Obtain treedefs from `tree_flatten` / `tree_structure`, not the constructor.
+  """
+
+  def __init__(self, node_type: _NodeType | None, node_data: Any = None,
+         children: tuple[PyTreeDef, ...] = ()):
+    self._node_type = node_type  # None means "leaf".
+    self._node_data = node_data
+    self._children = tuple(children)
+    if node_type is None:
+      self.num_leaves, self.num_nodes = 1, 1
+    else:
+      self.num_leaves = sum(c.num_leaves for c in self._children)
+      self.num_nodes = 1 + sum(c.num_nodes for c in self._children)
+
+  def children(self) -> list[PyTreeDef]:
+    """Treedefs of this node's immediate children (empty for a leaf)."""
+    return list(self._children)
+
+  def unflatten(self, leaves: Iterable[Any]) -> Any:
+    """Build a pytree of this structure from ``leaves`` (in flattening order)."""
+    leaves = list(leaves)
+    if len(leaves) != self.num_leaves:
+      few_or_many = "few" if len(leaves) < self.num_leaves else "many"
+      raise ValueError(f"Too {few_or_many} leaves for PyTreeDef; "
+               f"expected {self.num_leaves}, got {len(leaves)}.")
+    return self._build(iter(leaves))
+
+  def _build(self, leaves: Iterable[Any]) -> Any:
+    if self._node_type is None:
+      return next(leaves)
+    children = tuple(c._build(leaves) for c in self._children)
+    return self._node_type.unflatten(self._node_data, children)
+
+  def flatten_up_to(self, tree: Any) -> list[Any]:
+    """Flatten ``tree`` only as deep as this treedef goes.
+
+    ``tree`` must contain this structure as a prefix: every node here must
+    match a node of ``tree`` (same type, aux data and arity). The returned
+    list has one entry per leaf of ``self`` -- the corresponding subtree of
+    ``tree``. Raises ``ValueError`` on mismatch, naming the path.
     """
+    out: list[Any] = []
+    self._flatten_up_to(tree, (), out)
+    return out
 
-    def __init__(self, node_type: _NodeType | None, node_data: Any = None,
-                 children: tuple[PyTreeDef, ...] = ()):
-        self._node_type = node_type  # None means "leaf".
-        self._node_data = node_data
-        self._children = tuple(children)
-        if node_type is None:
-            self.num_leaves, self.num_nodes = 1, 1
-        else:
-            self.num_leaves = sum(c.num_leaves for c in self._children)
-            self.num_nodes = 1 + sum(c.num_nodes for c in self._children)
+  def _flatten_up_to(self, x: Any, path: KeyPath, out: list[Any]) -> None:
+    if self._node_type is None:
+      out.append(x)
+      return
+    where = f"at key path {keystr(path)!r}" if path else "at the root"
+    if _node_type_of(x) is not self._node_type:
+      raise ValueError(f"Tree structure mismatch {where}: expected a "
+               f"{self._node_type.name} node, got {x!r}.")
+    keyed_children, node_data = self._node_type.flatten_with_keys(x)
+    keyed_children = list(keyed_children)
+    if len(keyed_children) != len(self._children):
+      raise ValueError(f"Tree structure mismatch {where}: expected a {self._node_type.name} "
+               f"with {len(self._children)} children, got {len(keyed_children)}: {x!r}.")
+    if node_data != self._node_data:
+      raise ValueError(f"Tree structure mismatch {where}: {self._node_type.name} aux data "
+               f"differs; expected {self._node_data!r}, got {node_data!r}.")
+    for child_def, (key, child) in zip(self._children, keyed_children):
+      child_def._flatten_up_to(child, path + (key,), out)
 
-    def children(self) -> list[PyTreeDef]:
-        """Treedefs of this node's immediate children (empty for a leaf)."""
-        return list(self._children)
+  def _str(self) -> str:
+    if self._node_type is None:
+      return "*"
+    return self._node_type.to_str(self._node_data, [c._str() for c in self._children])
 
-    def unflatten(self, leaves: Iterable[Any]) -> Any:
-        """Build a pytree of this structure from ``leaves`` (in flattening order)."""
-        leaves = list(leaves)
-        if len(leaves) != self.num_leaves:
-            few_or_many = "few" if len(leaves) < self.num_leaves else "many"
-            raise ValueError(f"Too {few_or_many} leaves for PyTreeDef; "
-                             f"expected {self.num_leaves}, got {len(leaves)}.")
-        return self._build(iter(leaves))
+  def __repr__(self):
+    return f"PyTreeDef({self._str()})"
 
-    def _build(self, leaves: Iterable[Any]) -> Any:
-        if self._node_type is None:
-            return next(leaves)
-        children = tuple(c._build(leaves) for c in self._children)
-        return self._node_type.unflatten(self._node_data, children)
+  def __eq__(self, other):
+    if not isinstance(other, PyTreeDef):
+      return NotImplemented
+    return (self._node_type is other._node_type
+        and self._children == other._children
+        and self._node_data == other._node_data)
 
-    def flatten_up_to(self, tree: Any) -> list[Any]:
-        """Flatten ``tree`` only as deep as this treedef goes.
-
-        ``tree`` must contain this structure as a prefix: every node here must
-        match a node of ``tree`` (same type, aux data and arity). The returned
-        list has one entry per leaf of ``self`` -- the corresponding subtree of
-        ``tree``. Raises ``ValueError`` on mismatch, naming the path.
-        """
-        out: list[Any] = []
-        self._flatten_up_to(tree, (), out)
-        return out
-
-    def _flatten_up_to(self, x: Any, path: KeyPath, out: list[Any]) -> None:
-        if self._node_type is None:
-            out.append(x)
-            return
-        where = f"at key path {keystr(path)!r}" if path else "at the root"
-        if _node_type_of(x) is not self._node_type:
-            raise ValueError(f"Tree structure mismatch {where}: expected a "
-                             f"{self._node_type.name} node, got {x!r}.")
-        keyed_children, node_data = self._node_type.flatten_with_keys(x)
-        keyed_children = list(keyed_children)
-        if len(keyed_children) != len(self._children):
-            raise ValueError(f"Tree structure mismatch {where}: expected a {self._node_type.name} "
-                             f"with {len(self._children)} children, got {len(keyed_children)}: {x!r}.")
-        if node_data != self._node_data:
-            raise ValueError(f"Tree structure mismatch {where}: {self._node_type.name} aux data "
-                             f"differs; expected {self._node_data!r}, got {node_data!r}.")
-        for child_def, (key, child) in zip(self._children, keyed_children):
-            child_def._flatten_up_to(child, path + (key,), out)
-
-    def _str(self) -> str:
-        if self._node_type is None:
-            return "*"
-        return self._node_type.to_str(self._node_data, [c._str() for c in self._children])
-
-    def __repr__(self):
-        return f"PyTreeDef({self._str()})"
-
-    def __eq__(self, other):
-        if not isinstance(other, PyTreeDef):
-            return NotImplemented
-        return (self._node_type is other._node_type
-                and self._children == other._children
-                and self._node_data == other._node_data)
-
-    def __hash__(self):
-        return hash((self._node_type, self._node_data, self._children))
+  def __hash__(self):
+    return hash((self._node_type, self._node_data, self._children))
 
 
 _LEAF = PyTreeDef(None)
@@ -447,117 +447,117 @@ _LEAF = PyTreeDef(None)
 # ---------------------------------------------------------------------------
 
 def _flatten(tree: Any, is_leaf: Callable[[Any], bool] | None, with_path: bool):
-    """Depth-first flatten; leaves are ``(path, leaf)`` pairs when ``with_path``."""
-    leaves: list[Any] = []
+  """Depth-first flatten; leaves are ``(path, leaf)`` pairs when ``with_path``."""
+  leaves: list[Any] = []
 
-    def visit(x: Any, path: KeyPath) -> PyTreeDef:
-        node_type = None if is_leaf is not None and is_leaf(x) else _node_type_of(x)
-        if node_type is None:
-            leaves.append((path, x) if with_path else x)
-            return _LEAF
-        if with_path:
-            keyed_children, node_data = node_type.flatten_with_keys(x)
-            children = [visit(c, path + (k,)) for k, c in keyed_children]
-        else:
-            raw_children, node_data = node_type.flatten(x)
-            children = [visit(c, path) for c in raw_children]
-        return PyTreeDef(node_type, node_data, tuple(children))
+  def visit(x: Any, path: KeyPath) -> PyTreeDef:
+    node_type = None if is_leaf is not None and is_leaf(x) else _node_type_of(x)
+    if node_type is None:
+      leaves.append((path, x) if with_path else x)
+      return _LEAF
+    if with_path:
+      keyed_children, node_data = node_type.flatten_with_keys(x)
+      children = [visit(c, path + (k,)) for k, c in keyed_children]
+    else:
+      raw_children, node_data = node_type.flatten(x)
+      children = [visit(c, path) for c in raw_children]
+    return PyTreeDef(node_type, node_data, tuple(children))
 
-    treedef = visit(tree, ())
-    return leaves, treedef
+  treedef = visit(tree, ())
+  return leaves, treedef
 
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
-                 ) -> tuple[list[Any], PyTreeDef]:
-    """Return ``(leaves, treedef)``. ``is_leaf(x)`` true stops descent at ``x``."""
-    return _flatten(tree, is_leaf, with_path=False)
+         ) -> tuple[list[Any], PyTreeDef]:
+  """Return ``(leaves, treedef)``. ``is_leaf(x)`` true stops descent at ``x``."""
+  return _flatten(tree, is_leaf, with_path=False)
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
-    """Inverse of `tree_flatten`: rebuild a pytree from ``treedef`` and ``leaves``."""
-    return treedef.unflatten(leaves)
+  """Inverse of `tree_flatten`: rebuild a pytree from ``treedef`` and ``leaves``."""
+  return treedef.unflatten(leaves)
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
-    """The leaves of ``tree`` in flattening order."""
-    return tree_flatten(tree, is_leaf)[0]
+  """The leaves of ``tree`` in flattening order."""
+  return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
-    """The treedef of ``tree``."""
-    return tree_flatten(tree, is_leaf)[1]
+  """The treedef of ``tree``."""
+  return tree_flatten(tree, is_leaf)[1]
 
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
-             is_leaf: Callable[[Any], bool] | None = None) -> Any:
-    """Apply ``f`` leaf-wise: result has ``tree``'s structure.
+       is_leaf: Callable[[Any], bool] | None = None) -> Any:
+  """Apply ``f`` leaf-wise: result has ``tree``'s structure.
 
-    Each tree in ``rest`` must have ``tree``'s structure as a prefix; ``f``
-    receives each leaf of ``tree`` plus the corresponding subtree of each of
-    ``rest``.
-    """
-    leaves, treedef = tree_flatten(tree, is_leaf)
-    others = [treedef.flatten_up_to(r) for r in rest]
-    return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
+  Each tree in ``rest`` must have ``tree``'s structure as a prefix; ``f``
+  receives each leaf of ``tree`` plus the corresponding subtree of each of
+  ``rest``.
+  """
+  leaves, treedef = tree_flatten(tree, is_leaf)
+  others = [treedef.flatten_up_to(r) for r in rest]
+  return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
 
 
 def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
-    """True iff every leaf of ``tree`` is truthy (True for a tree with no leaves)."""
-    return all(tree_leaves(tree, is_leaf))
+  """True iff every leaf of ``tree`` is truthy (True for a tree with no leaves)."""
+  return all(tree_leaves(tree, is_leaf))
 
 
 _NO_INITIALIZER = object()
 
 
 def tree_reduce(function: Callable[[Any, Any], Any], tree: Any,
-                initializer: Any = _NO_INITIALIZER,
-                is_leaf: Callable[[Any], bool] | None = None) -> Any:
-    """``functools.reduce(function, tree_leaves(tree), initializer)``."""
-    leaves = tree_leaves(tree, is_leaf)
-    if initializer is _NO_INITIALIZER:
-        return functools.reduce(function, leaves)
-    return functools.reduce(function, leaves, initializer)
+        initializer: Any = _NO_INITIALIZER,
+        is_leaf: Callable[[Any], bool] | None = None) -> Any:
+  """``functools.reduce(function, tree_leaves(tree), initializer)``."""
+  leaves = tree_leaves(tree, is_leaf)
+  if initializer is _NO_INITIALIZER:
+    return functools.reduce(function, leaves)
+  return functools.reduce(function, leaves, initializer)
 
 
 def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
-                   pytree_to_transpose: Any) -> Any:
-    """Turn an outer-of-inner pytree into an inner-of-outer pytree.
+          pytree_to_transpose: Any) -> Any:
+  """Turn an outer-of-inner pytree into an inner-of-outer pytree.
 
-    E.g. outer ``[*, *]``, inner ``(*, *)``: ``[(1, 2), (3, 4)] -> ([1, 3], [2, 4])``.
-    If ``inner_treedef`` is None it is taken from the first outer leaf's subtree.
-    """
-    if inner_treedef is None:
-        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
-    flat, treedef = tree_flatten(pytree_to_transpose)
-    inner_size, outer_size = inner_treedef.num_leaves, outer_treedef.num_leaves
-    if treedef.num_leaves != inner_size * outer_size:
-        raise TypeError(f"tree_transpose: expected {outer_size} * {inner_size} leaves "
-                        f"(outer {outer_treedef} of inner {inner_treedef}), "
-                        f"got {treedef.num_leaves} in {treedef}.")
-    rows = [flat[i * inner_size:(i + 1) * inner_size] for i in range(outer_size)]
-    subtrees = [outer_treedef.unflatten(column) for column in zip(*rows)]
-    return inner_treedef.unflatten(subtrees)
+  E.g. outer ``[*, *]``, inner ``(*, *)``: ``[(1, 2), (3, 4)] -> ([1, 3], [2, 4])``.
+  If ``inner_treedef`` is None it is taken from the first outer leaf's subtree.
+  """
+  if inner_treedef is None:
+    inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+  flat, treedef = tree_flatten(pytree_to_transpose)
+  inner_size, outer_size = inner_treedef.num_leaves, outer_treedef.num_leaves
+  if treedef.num_leaves != inner_size * outer_size:
+    raise TypeError(f"tree_transpose: expected {outer_size} * {inner_size} leaves "
+            f"(outer {outer_treedef} of inner {inner_treedef}), "
+            f"got {treedef.num_leaves} in {treedef}.")
+  rows = [flat[i * inner_size:(i + 1) * inner_size] for i in range(outer_size)]
+  subtrees = [outer_treedef.unflatten(column) for column in zip(*rows)]
+  return inner_treedef.unflatten(subtrees)
 
 
 def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
-    """The treedef of a tuple whose children have the given treedefs."""
-    return PyTreeDef(_registry[tuple], None, tuple(treedefs))
+  """The treedef of a tuple whose children have the given treedefs."""
+  return PyTreeDef(_registry[tuple], None, tuple(treedefs))
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
-    """Treedefs of the immediate children of ``treedef``'s root."""
-    return treedef.children()
+  """Treedefs of the immediate children of ``treedef``'s root."""
+  return treedef.children()
 
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
-    """True iff ``treedef`` is a single node (a leaf, or a childless node such as None)."""
-    return treedef.num_nodes == 1
+  """True iff ``treedef`` is a single node (a leaf, or a childless node such as None)."""
+  return treedef.num_nodes == 1
 
 
 def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
-    """True iff every element is a leaf (under ``is_leaf`` if given); None is not a leaf."""
-    return all((is_leaf is not None and is_leaf(x)) or _node_type_of(x) is None
-               for x in iterable)
+  """True iff every element is a leaf (under ``is_leaf`` if given); None is not a leaf."""
+  return all((is_leaf is not None and is_leaf(x)) or _node_type_of(x) is None
+        for x in iterable)
 
 
 # ---------------------------------------------------------------------------
@@ -565,24 +565,24 @@ def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = 
 # ---------------------------------------------------------------------------
 
 def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
-                           ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
-    """Like `tree_flatten`, but each leaf comes as ``(key_path, leaf)``."""
-    return _flatten(tree, is_leaf, with_path=True)
+              ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+  """Like `tree_flatten`, but each leaf comes as ``(key_path, leaf)``."""
+  return _flatten(tree, is_leaf, with_path=True)
 
 
 def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
-                          ) -> list[tuple[KeyPath, Any]]:
-    """``(key_path, leaf)`` pairs of ``tree`` in flattening order."""
-    return tree_flatten_with_path(tree, is_leaf)[0]
+             ) -> list[tuple[KeyPath, Any]]:
+  """``(key_path, leaf)`` pairs of ``tree`` in flattening order."""
+  return tree_flatten_with_path(tree, is_leaf)[0]
 
 
 def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
-                       is_leaf: Callable[[Any], bool] | None = None) -> Any:
-    """Like `tree_map`, but ``f`` is called as ``f(key_path, leaf, *others)``."""
-    path_leaves, treedef = tree_flatten_with_path(tree, is_leaf)
-    others = [treedef.flatten_up_to(r) for r in rest]
-    return treedef.unflatten(f(path, x, *xs)
-                             for (path, x), *xs in zip(path_leaves, *others))
+            is_leaf: Callable[[Any], bool] | None = None) -> Any:
+  """Like `tree_map`, but ``f`` is called as ``f(key_path, leaf, *others)``."""
+  path_leaves, treedef = tree_flatten_with_path(tree, is_leaf)
+  others = [treedef.flatten_up_to(r) for r in rest]
+  return treedef.unflatten(f(path, x, *xs)
+               for (path, x), *xs in zip(path_leaves, *others))
 
 
 # ---------------------------------------------------------------------------
@@ -590,71 +590,71 @@ def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
 # ---------------------------------------------------------------------------
 
 def register_pytree_with_keys_class(cls: type) -> type:
-    """Class decorator: like `register_pytree_node_class`, with
-    ``x.tree_flatten_with_keys()`` giving ``(((key, child), ...), aux_data)``."""
-    register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"),
-                              cls.tree_unflatten)
-    return cls
+  """Class decorator: like `register_pytree_node_class`, with
+  ``x.tree_flatten_with_keys()`` giving ``(((key, child), ...), aux_data)``."""
+  register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"),
+               cls.tree_unflatten)
+  return cls
 
 
 def register_static(cls: type) -> type:
-    """Class decorator: instances of ``cls`` are nodes with no children.
+  """Class decorator: instances of ``cls`` are nodes with no children.
 
-    The instance itself is the aux data, so it must be hashable; it passes
-    through transformations as a static value rather than a leaf.
-    """
-    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
-    return cls
+  The instance itself is the aux data, so it must be hashable; it passes
+  through transformations as a static value rather than a leaf.
+  """
+  register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
+  return cls
 
 
 def is_tree_node(x: Any) -> bool:
-    """True iff ``x`` is a pytree node (not a leaf); None is a node."""
-    return _node_type_of(x) is not None
+  """True iff ``x`` is a pytree node (not a leaf); None is a node."""
+  return _node_type_of(x) is not None
 
 
 def flatten_one_level(tree: Any) -> tuple[list[Any], Any]:
-    """The immediate children of a node and its aux data; ValueError for a leaf."""
-    node_type = _node_type_of(tree)
-    if node_type is None:
-        raise ValueError(f"flatten_one_level requires a pytree node, got leaf {tree!r}.")
-    children, aux = node_type.flatten(tree)
-    return list(children), aux
+  """The immediate children of a node and its aux data; ValueError for a leaf."""
+  node_type = _node_type_of(tree)
+  if node_type is None:
+    raise ValueError(f"flatten_one_level requires a pytree node, got leaf {tree!r}.")
+  children, aux = node_type.flatten(tree)
+  return list(children), aux
 
 
 def flatten_one_level_with_keys(tree: Any) -> tuple[list[tuple[KeyEntry, Any]], Any]:
-    """Like `flatten_one_level`, with each child as ``(key, child)``."""
-    node_type = _node_type_of(tree)
-    if node_type is None:
-        raise ValueError(f"flatten_one_level requires a pytree node, got leaf {tree!r}.")
-    children, aux = node_type.flatten_with_keys(tree)
-    return list(children), aux
+  """Like `flatten_one_level`, with each child as ``(key, child)``."""
+  node_type = _node_type_of(tree)
+  if node_type is None:
+    raise ValueError(f"flatten_one_level requires a pytree node, got leaf {tree!r}.")
+  children, aux = node_type.flatten_with_keys(tree)
+  return list(children), aux
 
 
 def tree_broadcast(prefix_tree: Any, full_tree: Any,
-                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
-    """Copies each leaf of ``prefix_tree`` over the matching subtree of ``full_tree``."""
-    leaves, treedef = tree_flatten(prefix_tree, is_leaf)
-    subtrees = treedef.flatten_up_to(full_tree)
-    return treedef.unflatten(tree_map(lambda _, leaf=leaf: leaf, sub)
-                             for leaf, sub in zip(leaves, subtrees))
+          is_leaf: Callable[[Any], bool] | None = None) -> Any:
+  """Copies each leaf of ``prefix_tree`` over the matching subtree of ``full_tree``."""
+  leaves, treedef = tree_flatten(prefix_tree, is_leaf)
+  subtrees = treedef.flatten_up_to(full_tree)
+  return treedef.unflatten(tree_map(lambda _, leaf=leaf: leaf, sub)
+               for leaf, sub in zip(leaves, subtrees))
 
 
 def tree_reduce_associative(operation: Callable[[Any, Any], Any], tree: Any, *,
-                            identity: Any = _NO_INITIALIZER,
-                            is_leaf: Callable[[Any], bool] | None = None) -> Any:
-    """Reduces the leaves with an associative ``operation`` (pairwise, as a tree).
+              identity: Any = _NO_INITIALIZER,
+              is_leaf: Callable[[Any], bool] | None = None) -> Any:
+  """Reduces the leaves with an associative ``operation`` (pairwise, as a tree).
 
-    With no leaves, returns ``identity`` (ValueError if none was given).
-    """
-    leaves = tree_leaves(tree, is_leaf)
-    if not leaves:
-        if identity is _NO_INITIALIZER:
-            raise ValueError("tree_reduce_associative of an empty tree needs an identity.")
-        return identity
-    while len(leaves) > 1:
-        pairs = [operation(a, b) for a, b in zip(leaves[::2], leaves[1::2])]
-        leaves = pairs + ([leaves[-1]] if len(leaves) % 2 else [])
-    return leaves[0]
+  With no leaves, returns ``identity`` (ValueError if none was given).
+  """
+  leaves = tree_leaves(tree, is_leaf)
+  if not leaves:
+    if identity is _NO_INITIALIZER:
+      raise ValueError("tree_reduce_associative of an empty tree needs an identity.")
+    return identity
+  while len(leaves) > 1:
+    pairs = [operation(a, b) for a, b in zip(leaves[::2], leaves[1::2])]
+    leaves = pairs + ([leaves[-1]] if len(leaves) % 2 else [])
+  return leaves[0]
 
 
 default_registry = _registry
@@ -666,15 +666,15 @@ default_registry = _registry
 # ---------------------------------------------------------------------------
 
 class Partial(functools.partial):
-    """A `functools.partial` that is a pytree.
+  """A `functools.partial` that is a pytree.
 
-    The wrapped function is aux data (static); ``args`` and ``keywords`` are
-    children, so they can hold traced values and be mapped over.
-    """
+  The wrapped function is aux data (static); ``args`` and ``keywords`` are
+  children, so they can hold traced values and be mapped over.
+  """
 
 
 register_pytree_node(
-    Partial,
-    lambda p: ((p.args, p.keywords), p.func),
-    lambda func, children: Partial(func, *children[0], **children[1]),
+  Partial,
+  lambda p: ((p.args, p.keywords), p.func),
+  lambda func, children: Partial(func, *children[0], **children[1]),
 )

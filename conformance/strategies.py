@@ -178,3 +178,11 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None):
   finite = np.isfinite(a) & np.isfinite(e)
   np.testing.assert_allclose(a[finite], e[finite], rtol=rtol, atol=atol,
                              err_msg=f"actual {a}\nexpected {e}")
+
+
+def case_inputs(dtype_list=ALL_DTYPES, n=1, max_dims=3, kwargs=None, **array_kwargs):
+  """Inputs of a conformance Case: `n` broadcastable arrays of one dtype and
+  static keyword arguments drawn from `kwargs` (a strategy of dicts)."""
+  arrays_ = broadcastable_arrays(dtype_list, n, max_dims, **array_kwargs)
+  return st.tuples(arrays_.map(lambda pair: tuple(pair[1])),
+                   st.just({}) if kwargs is None else kwargs)

@@ -12,7 +12,7 @@ from refimpl.api import (jit, make_jaxpr, eval_shape, ShapeDtypeStruct,  # noqa:
                          device_get, block_until_ready, typeof, clear_caches)
 from refimpl.dtypes import float0  # noqa: F401
 from refimpl.array import Array  # noqa: F401
-from refimpl import numpy, lax  # noqa: F401
+from refimpl import numpy, lax, nn, scipy  # noqa: F401
 from refimpl.backends import register_backend  # noqa: F401
 
 __version__ = "0.1.0"

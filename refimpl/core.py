@@ -142,6 +142,11 @@ class ConcreteArray:
 
 # --- primitives ------------------------------------------------------------
 
+PRIMITIVES = {}
+"""Every primitive by name (filled as primitives are defined): the registry
+from which the primitive reference in docs/ is generated."""
+
+
 class Primitive:
   """A named operation with rules attached.
 
@@ -158,6 +163,7 @@ class Primitive:
     self.name = name
     self.impl = None
     self.abstract_eval = None
+    PRIMITIVES[name] = self
 
   def __repr__(self):
     return self.name

@@ -10,3 +10,10 @@ from refimpl.numpy.reductions import *  # noqa: F401,F403
 from refimpl.numpy.scalar_types import *  # noqa: F401,F403
 from refimpl.numpy.manipulation import *  # noqa: F401,F403
 from refimpl.numpy.products import *  # noqa: F401,F403
+from refimpl.numpy.sorting import *  # noqa: F401,F403
+from refimpl.numpy.convolution import *  # noqa: F401,F403
+from refimpl.numpy.selection import *  # noqa: F401,F403
+from refimpl.numpy.statistics import *  # noqa: F401,F403
+from refimpl.numpy.polynomial import *  # noqa: F401,F403
+from refimpl.numpy.utilities import *  # noqa: F401,F403
+from refimpl.numpy import fft, linalg  # noqa: F401

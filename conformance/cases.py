@@ -1,0 +1,96 @@
+"""Property cases: each function of the API checked on generated inputs.
+
+A `Case` names a refimpl function, a hypothesis strategy for its inputs and
+the NumPy function it must agree with. Two checks run a case:
+
+* `check_against_numpy`: the reference implementation (eager) against NumPy,
+  within the per-dtype tolerances of `conformance.strategies.TOLERANCES`.
+  Where JAX deliberately differs from NumPy, the case names an entry of
+  `conformance.divergences.DIVERGENCES`, whose function gives the expected
+  result instead of NumPy.
+* `check_backend`: a jit backend against the reference implementation, on the
+  same inputs. Integer and boolean results must match exactly.
+
+Cases live in `conformance/families/<family>.py`, one module per family of
+primitives, each exporting `CASES`; `all_cases()` collects them.
+"""
+
+import dataclasses
+import importlib
+import pkgutil
+from typing import Callable
+
+import numpy as np
+
+import refimpl
+from conformance.divergences import DIVERGENCES
+from conformance.strategies import assert_close
+
+__all__ = ["Case", "all_cases", "check_against_numpy", "check_backend"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+  """One function checked on generated inputs.
+
+  `inputs()` returns a strategy of `(args, kwargs)`: args are NumPy arrays or
+  scalars (traced under jit), kwargs are static Python values. `numpy_fn` is
+  called the same way; None means the case only checks backends against the
+  reference. `primitives` lists the primitives the function lowers to, for
+  the per-primitive report. `divergence` names the DIVERGENCES entry that
+  gives the expected result where JAX and NumPy differ. `rtol`/`atol`
+  override the dtype's tolerance for functions that amplify rounding.
+  """
+
+  name: str
+  fn: Callable
+  inputs: Callable
+  numpy_fn: Callable | None = None
+  primitives: tuple = ()
+  divergence: str | None = None
+  rtol: float | None = None
+  atol: float | None = None
+
+
+def _leaves(x):
+  return refimpl.tree_util.tree_leaves(x)
+
+
+def _compare(actual, expected, case, dtype_of=None):
+  actual_leaves, expected_leaves = _leaves(actual), _leaves(expected)
+  assert len(actual_leaves) == len(expected_leaves), \
+      f"{case.name}: {len(actual_leaves)} outputs, expected {len(expected_leaves)}"
+  for a, e in zip(actual_leaves, expected_leaves):
+    a = np.asarray(a)
+    e = np.asarray(e)
+    assert a.shape == e.shape, f"{case.name}: shape {a.shape}, expected {e.shape}"
+    assert_close(a, e, dtype=dtype_of or a.dtype, rtol=case.rtol, atol=case.atol)
+
+
+def check_against_numpy(case, args, kwargs):
+  """The reference implementation agrees with NumPy (or the divergence table)."""
+  actual = case.fn(*args, **kwargs)
+  if case.divergence is not None:
+    expected = DIVERGENCES[case.divergence].expected(*args, **kwargs)
+  else:
+    with np.errstate(all="ignore"):
+      expected = case.numpy_fn(*args, **kwargs)
+  _compare(actual, expected, case)
+
+
+def check_backend(case, backend, args, kwargs):
+  """`jit(fn, backend=backend)` agrees with the eager reference implementation."""
+  expected = case.fn(*args, **kwargs)
+  actual = refimpl.jit(lambda *a: case.fn(*a, **kwargs), backend=backend)(*args)
+  for a, e in zip(_leaves(actual), _leaves(expected)):
+    assert a.dtype == e.dtype, f"{case.name}: dtype {a.dtype}, reference gives {e.dtype}"
+  _compare(actual, expected, case)
+
+
+def all_cases():
+  """Every case of every family module in `conformance.families`."""
+  import conformance.families as families
+  cases = []
+  for info in sorted(pkgutil.iter_modules(families.__path__), key=lambda m: m.name):
+    cases += importlib.import_module(f"conformance.families.{info.name}").CASES
+  return cases

@@ -1,0 +1,1 @@
+"""Conformance cases, one module per family of primitives, each exporting `CASES`."""

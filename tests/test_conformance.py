@@ -1,0 +1,25 @@
+"""Runs every conformance case (conformance/families) as a property test:
+the reference against NumPy (or the divergence table), and the `reference`
+jit backend against eager evaluation."""
+
+import pytest
+from hypothesis import given, strategies as st
+
+from conformance.cases import all_cases, check_against_numpy, check_backend
+
+CASES = all_cases()
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.numpy_fn or c.divergence],
+                         ids=lambda c: c.name)
+@given(data=st.data())
+def test_reference_matches_numpy(case, data):
+  args, kwargs = data.draw(case.inputs())
+  check_against_numpy(case, args, kwargs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@given(data=st.data())
+def test_jit_reference_backend_matches_eager(case, data):
+  args, kwargs = data.draw(case.inputs())
+  check_backend(case, "reference", args, kwargs)

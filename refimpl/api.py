@@ -22,13 +22,7 @@ from refimpl.jaxpr import dce_jaxpr, ClosedJaxpr
 # --- the jit primitive -----------------------------------------------------
 
 class JitPrimitive(core.Primitive):
-  """`jit[name, jaxpr, backend] *args`: calls a closed jaxpr.
-
-  Shape rule: the outputs are the jaxpr's out_avals. Evaluated eagerly, the
-  jaxpr (dead code removed) is compiled by the named backend (the configured
-  one when `backend` is None) and run. With `jax_debug_nans`, a NaN in an
-  output makes it re-run the jaxpr op by op to name the equation at fault.
-  """
+  """The `jit` primitive: a call of a closed jaxpr, compiled by a backend."""
 
   multiple_results = True
 
@@ -46,6 +40,15 @@ class JitPrimitive(core.Primitive):
     return per_jaxpr[backend_name]
 
   def _call(self, *args, jaxpr, name, backend):
+    """`jit[name, jaxpr, backend] *args`: calls the closed jaxpr `jaxpr`.
+
+    Shape rule: the outputs are the jaxpr's out_avals. Evaluated eagerly, the
+    jaxpr (dead code removed) is compiled by the backend named `backend` (the
+    configured one when None; compiled programs are cached per jaxpr and
+    backend) and run. `name` is the traced function's name. With
+    `jax_debug_nans`, a NaN in an output makes it re-run the jaxpr op by op
+    to name the equation that produced it.
+    """
     compiled = self._compile(jaxpr, backend or config.backend)
     with config.option("jax_debug_nans", False):
       outs = compiled(*args)

@@ -12,11 +12,7 @@ __all__ = ["print", "callback"]
 
 
 class DebugCallbackPrimitive(Primitive):
-  """`debug_callback[callback] *args`: calls `callback(*args)` for its effect.
-
-  No outputs. The reference rule calls `callback` with the arguments as
-  Arrays. Shape rule: takes any arrays, returns nothing.
-  """
+  """The `debug_callback` primitive: a Python callback run for its effect."""
 
   multiple_results = True
   has_side_effects = True
@@ -28,6 +24,11 @@ class DebugCallbackPrimitive(Primitive):
 
   @staticmethod
   def _call(*args, callback):
+    """`debug_callback[callback] *args`: calls `callback(*args)` for its effect.
+
+    No outputs. The reference rule calls `callback` with the arguments as
+    Arrays, in program order. Shape rule: takes any arrays, returns nothing.
+    """
     from refimpl.array import Array
     callback(*[Array(a) for a in args])
     return []

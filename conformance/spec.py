@@ -1,0 +1,125 @@
+"""Generates the specification documents that come from the code.
+
+* docs/primitives.md: every primitive of `refimpl.core.PRIMITIVES`, grouped by
+  the module that defines it, with its params (the keyword arguments of its
+  reference rule), its semantics (the reference rule's docstring), its
+  shape/dtype rule's docstring where it has one, and the transformations it
+  supports.
+* docs/divergences.md: the table of deliberate divergences from NumPy
+  (`conformance.divergences.DIVERGENCES`).
+
+`python -m conformance.spec` rewrites both; a test fails when they are stale.
+"""
+
+import inspect
+import pathlib
+import sys
+
+import refimpl  # noqa: F401 (defines every primitive)
+from refimpl import core
+from conformance.divergences import DIVERGENCES
+
+__all__ = ["primitives_markdown", "divergences_markdown", "DOCS", "write"]
+
+DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
+
+
+def _transform_rules():
+  """{transformation name: set of primitive names with a rule for it}.
+
+  Evaluation and jit need no per-primitive rule beyond the reference rule and
+  the shape rule. Differentiation and batching rules are registered by their
+  interpreters; each table appears here once that interpreter exists.
+  """
+  rules = {}
+  for module, tables in (("refimpl.interpreters.ad", ("primitive_jvps", "primitive_transposes")),
+                         ("refimpl.interpreters.batching", ("primitive_batchers",))):
+    try:
+      mod = __import__(module, fromlist=["_"])
+    except ImportError:
+      continue
+    for table in tables:
+      rules[table] = {p.name for p in getattr(mod, table)}
+  return rules
+
+
+def _params(prim):
+  signature = inspect.signature(prim.impl)
+  return [name for name, p in signature.parameters.items() if p.kind is p.KEYWORD_ONLY]
+
+
+def _family(prim):
+  return prim.impl.__module__.removeprefix("refimpl.")
+
+
+def _doc(obj):
+  return inspect.cleandoc(obj.__doc__ or "") if obj is not None else ""
+
+
+def primitives_markdown():
+  """The primitive reference, as markdown."""
+  rules = _transform_rules()
+  by_family = {}
+  prims = [p for _, p in sorted(core.PRIMITIVES.items())
+           if p.impl is not None and p.impl.__module__.startswith("refimpl.")]
+  for prim in prims:
+    by_family.setdefault(_family(prim), []).append(prim)
+  lines = [
+      "# Primitive reference",
+      "",
+      "Generated from the primitive registry by `python -m conformance.spec`; do not edit.",
+      "Each entry gives the primitive's params, its semantics (the docstring of its",
+      "reference rule, which *is* the specification), its shape/dtype rule where that",
+      "rule documents more, and the transformations it supports. Every primitive can",
+      "be evaluated and staged under `jit`.",
+      "",
+      f"{len(prims)} primitives in {len(by_family)} families: "
+      + ", ".join(f"[{family}](#{family.replace('.', '')})" for family in by_family) + ".",
+      "",
+  ]
+  for family, prims in by_family.items():
+    lines += [f"## {family}", "", _doc(sys.modules[prims[0].impl.__module__]), ""]
+    for prim in prims:
+      params = _params(prim)
+      lines += [f"### `{prim.name}`", ""]
+      lines.append("Params: " + (", ".join(f"`{p}`" for p in params) if params else "none") + ".")
+      if prim.multiple_results:
+        lines.append("Returns several outputs.")
+      if prim.has_side_effects:
+        lines.append("Has a side effect: never removed as dead code.")
+      supported = [table for table, names in rules.items() if prim.name in names]
+      lines.append("Transformation rules: "
+                   + (", ".join(supported) if supported else "none yet (evaluation and jit only)")
+                   + ".")
+      lines += ["", _doc(prim.impl) or "(no docstring)", ""]
+      shape_doc = _doc(prim.abstract_eval)
+      if shape_doc:
+        lines += ["Shape/dtype rule: " + shape_doc, ""]
+  return "\n".join(lines).rstrip() + "\n"
+
+
+def divergences_markdown():
+  """The divergence table, as markdown."""
+  lines = [
+      "# Deliberate divergences from NumPy",
+      "",
+      "Generated from `conformance/divergences.py` by `python -m conformance.spec`; do",
+      "not edit. Where JAX's result differs from NumPy's by design, the conformance",
+      "suite expects JAX's result, computed by the entry's function.",
+      "",
+      "| name | what JAX does |",
+      "| --- | --- |",
+  ]
+  for name, divergence in sorted(DIVERGENCES.items()):
+    lines.append(f"| `{name}` | {' '.join(divergence.summary.split())} |")
+  return "\n".join(lines) + "\n"
+
+
+def write():
+  (DOCS / "primitives.md").write_text(primitives_markdown())
+  (DOCS / "divergences.md").write_text(divergences_markdown())
+
+
+if __name__ == "__main__":
+  write()
+  print(f"wrote {DOCS / 'primitives.md'} and {DOCS / 'divergences.md'}")

@@ -1,18 +1,28 @@
 """`python -m conformance [--backend NAME] [--profile quick|full]`
 
-Runs the conformance checks (the seed documents' examples and the type
-promotion table) with jit compiling on the chosen backend, prints a table of
-results and a summary, and exits with status 1 if any check failed.
+Runs the conformance suite and prints its report:
+
+1. the seed documents' examples and JAX's type promotion tables, with jit
+   compiling on the chosen backend;
+2. every property case (conformance/families): with the `reference` backend,
+   the reference against NumPy (or the divergence table) and jit against
+   eager evaluation; with another backend, that backend against the
+   reference;
+3. a per-primitive table: a primitive passes when every case exercising it
+   passes.
+
+Exits with status 1 if any check failed.
 """
 
 import argparse
 import sys
 
 import refimpl
-from refimpl import backends
+from refimpl import backends, core
 from conformance import promotion, seeds
-from conformance.report import (format_report, load_hypothesis_profile,
-                                pending_result, run_check)
+from conformance.cases import all_cases, check_against_numpy, check_backend
+from conformance.report import (FAIL, NO_CASE, PASS, Check, Result, format_report,
+                                load_hypothesis_profile, pending_result, run_check)
 
 
 def _parser():
@@ -23,8 +33,39 @@ def _parser():
                       help="jit backend to run the checks on (default: %(default)s; "
                            f"registered: {', '.join(backends.backend_names())})")
   parser.add_argument("--profile", choices=("quick", "full"), default="quick",
-                      help="example count for property checks: quick (30) or full (500)")
+                      help="examples per property case: quick (30) or full (500)")
   return parser
+
+
+def _property_check(case, backend):
+  """A Check running `case` as a hypothesis property for `backend`."""
+  from hypothesis import given, strategies as st
+
+  @given(data=st.data())
+  def prop(data):
+    args, kwargs = data.draw(case.inputs())
+    if backend == "reference" and (case.numpy_fn or case.divergence):
+      check_against_numpy(case, args, kwargs)
+    check_backend(case, backend, args, kwargs)
+
+  return Check(case.name, "conformance/families", prop)
+
+
+def _primitive_results(cases, case_results):
+  """One row per primitive: PASS if all its cases pass, FAIL if any fails."""
+  status_of = {r.name: r.status for r in case_results}
+  rows = []
+  for name in sorted(core.PRIMITIVES):
+    # Every case's backend check goes through the jit primitive.
+    covering = [c.name for c in cases if name in c.primitives or name == "jit"]
+    failed = [c for c in covering if status_of[c] == FAIL]
+    if not covering:
+      rows.append(Result(name, NO_CASE, "no property case exercises it"))
+    elif failed:
+      rows.append(Result(name, FAIL, "failing: " + ", ".join(failed)))
+    else:
+      rows.append(Result(name, PASS, f"{len(covering)} case(s)"))
+  return rows
 
 
 def main(argv=None):
@@ -40,8 +81,16 @@ def main(argv=None):
   with refimpl.config.option("backend", args.backend):
     results = [run_check(c) for c in seeds.CHECKS + promotion.CHECKS]
   results += [pending_result(p) for p in seeds.PENDING]
+  print("Documented examples\n")
   print(format_report(results))
-  return 1 if any(r.status == "FAIL" for r in results) else 0
+  cases = all_cases()
+  case_results = [run_check(_property_check(c, args.backend)) for c in cases]
+  print("\nProperty cases\n")
+  print(format_report(case_results))
+  print("\nPrimitives\n")
+  print(format_report(_primitive_results(cases, case_results)))
+  failed = any(r.status == FAIL for r in results + case_results)
+  return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ A pending entry names a documented behaviour whose feature is not built yet.
 import dataclasses
 from typing import Callable
 
-__all__ = ['Check', 'Pending', 'Result', 'run_check', 'pending_result',
+__all__ = ['PASS', 'FAIL', 'PENDING', 'NO_CASE', 'Check', 'Pending', 'Result', 'run_check', 'pending_result',
            'format_report', 'load_hypothesis_profile']
 
-PASS, FAIL, PENDING = "PASS", "FAIL", "PENDING"
+PASS, FAIL, PENDING, NO_CASE = "PASS", "FAIL", "PENDING", "NO CASE"
+_SUMMARY_WORDS = {PASS: "passed", FAIL: "failed", PENDING: "pending", NO_CASE: "without a case"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +53,7 @@ def pending_result(pending):
 def format_report(results, width=120):
   """A table (name, status, message) followed by a summary line."""
   name_w = max([len("name")] + [len(r.name) for r in results])
-  status_w = max(len(s) for s in (PASS, FAIL, PENDING))
+  status_w = max(len(s) for s in _SUMMARY_WORDS)
   msg_w = max(20, width - name_w - status_w - 4)
 
   def row(name, status, message):
@@ -62,10 +63,11 @@ def format_report(results, width=120):
 
   lines = [row("name", "status", "message"), row("-" * name_w, "-" * status_w, "-" * 7)]
   lines += [row(r.name, r.status, r.message) for r in results]
-  counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, PENDING)}
+  counts = {s: sum(r.status == s for r in results) for s in _SUMMARY_WORDS}
+  shown = [s for s in _SUMMARY_WORDS if s in (PASS, FAIL) or counts[s]]
   lines.append("")
-  lines.append(f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[PENDING]} pending "
-               f"({len(results)} total)")
+  lines.append(", ".join(f"{counts[s]} {_SUMMARY_WORDS[s]}" for s in shown)
+               + f" ({len(results)} total)")
   return "\n".join(lines)
 
 
@@ -73,15 +75,8 @@ PROFILES = {"quick": 30, "full": 500}
 
 
 def load_hypothesis_profile(name):
-  """Makes property checks (hypothesis-driven) use the profile's example count.
-
-  Does nothing when hypothesis is not installed: the example checks need only
-  refimpl.
-  """
-  try:
-    from hypothesis import HealthCheck, settings
-  except ImportError:
-    return
+  """Makes the property cases use the profile's example count."""
+  from hypothesis import HealthCheck, settings
   settings.register_profile(f"conformance-{name}", max_examples=PROFILES[name],
                             deadline=None, suppress_health_check=[HealthCheck.too_slow])
   settings.load_profile(f"conformance-{name}")

@@ -32,6 +32,8 @@ __all__ = [
     'GatherDimensionNumbers', 'GatherScatterMode', 'gather',
     'ScatterDimensionNumbers', 'scatter', 'scatter_add', 'scatter_sub',
     'scatter_mul', 'scatter_min', 'scatter_max', 'scatter_apply',
+    'slice_p', 'dynamic_slice_p', 'dynamic_update_slice_p', 'gather_p', 'scatter_p',
+    'scatter_add_p', 'scatter_sub_p', 'scatter_mul_p', 'scatter_min_p', 'scatter_max_p',
 ]
 
 _slice = slice  # the builtin, which `lax.slice` below shadows

@@ -17,7 +17,11 @@ from refimpl.lax.rules import check_same_dtypes
 
 __all__ = ['broadcast_in_dim', 'broadcast', 'broadcast_to_rank', 'broadcasted_iota',
            'collapse', 'concatenate', 'expand_dims', 'full', 'full_like', 'iota',
-           'pad', 'reshape', 'rev', 'split', 'squeeze', 'transpose']
+           'pad', 'reshape', 'rev', 'split', 'squeeze', 'transpose', 'tile',
+           'broadcast_shapes', 'optimization_barrier',
+           'broadcast_in_dim_p', 'reshape_p', 'transpose_p', 'squeeze_p', 'rev_p',
+           'pad_p', 'concatenate_p', 'split_p', 'iota_p', 'tile_p',
+           'optimization_barrier_p']
 
 
 def canonicalize_axis(axis, ndim):
@@ -472,6 +476,69 @@ def split(operand, sizes, axis=0):
   """Splits `operand` along `axis` into pieces of the given `sizes`."""
   axis = canonicalize_axis(axis, len(_shape(operand)))
   return split_p.bind(operand, sizes=tuple(operator.index(s) for s in sizes), axis=axis)
+
+
+# --- tile -------------------------------------------------------------------------------
+
+tile_p = Primitive("tile")
+
+
+@tile_p.def_impl
+def _tile_reference(operand, *, reps):
+  """Repeats the whole operand `reps[i]` times along dimension i (as np.tile
+  with `len(reps) == operand.ndim`).
+
+  Shape rule: one non-negative repetition count per dimension; dimension i of
+  the result is `operand.shape[i] * reps[i]`. Dtype and weak type are kept.
+  """
+  return np.tile(operand, reps)
+
+
+@tile_p.def_abstract_eval
+def _tile_shape_rule(operand, *, reps):
+  if len(reps) != operand.ndim:
+    raise ValueError(f"tile: reps must have one entry per operand dimension; got "
+                     f"reps={reps} for shape {operand.shape}")
+  if any(r < 0 for r in reps):
+    raise ValueError(f"tile: reps must be non-negative, got {reps}")
+  return ShapedArray(tuple(d * r for d, r in zip(operand.shape, reps)), operand.dtype,
+                     operand.weak_type)
+
+
+def tile(operand, reps):
+  """Tiles `operand` `reps[i]` times along each dimension i."""
+  return tile_p.bind(operand, reps=tuple(operator.index(r) for r in reps))
+
+
+def broadcast_shapes(*shapes):
+  """The NumPy broadcast of `shapes` (equal ranks not required); ValueError if none."""
+  try:
+    return tuple(np.broadcast_shapes(*(core.canonicalize_shape(s) for s in shapes)))
+  except ValueError:
+    raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}") from None
+
+
+# --- optimization_barrier ----------------------------------------------------------------
+
+optimization_barrier_p = Primitive("optimization_barrier")
+optimization_barrier_p.multiple_results = True
+
+
+@optimization_barrier_p.def_impl
+def _optimization_barrier_reference(*operands):
+  """The identity on any number of operands. A compiler must not move
+  computation across it; the reference has nothing to move."""
+  return list(operands)
+
+
+optimization_barrier_p.def_abstract_eval(lambda *avals: list(avals))
+
+
+def optimization_barrier(operand):
+  """Returns the pytree `operand` unchanged, through an optimization barrier."""
+  from refimpl import tree_util
+  leaves, tree = tree_util.tree_flatten(operand)
+  return tree_util.tree_unflatten(tree, optimization_barrier_p.bind(*leaves))
 
 
 # --- iota -------------------------------------------------------------------------------

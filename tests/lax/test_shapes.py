@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import refimpl as jax
+import refimpl.numpy as jnp
 from refimpl import dtypes, lax
 from conformance.strategies import ALL_DTYPES, arrays, dtype_and_array, shapes
 
@@ -263,3 +264,29 @@ def test_broadcast_to_rank():
   x = np.ones((2, 3), np.int8)
   _check(lax.broadcast_to_rank(x, 4), x.reshape(1, 1, 2, 3))
   assert lax.broadcast_to_rank(x, 2) is x
+
+
+@given(dtype_and_array(shape=shapes(max_dims=3, max_side=3)), st.data())
+def test_tile_matches_numpy(dx, data):
+  dtype, x = dx
+  reps = tuple(data.draw(st.lists(st.integers(0, 3), min_size=x.ndim, max_size=x.ndim)))
+  out = lax.tile(x, reps)
+  np.testing.assert_array_equal(np.asarray(out), np.tile(x, reps))
+  assert out.dtype == x.dtype
+
+
+def test_tile_errors_and_jaxpr():
+  with pytest.raises(ValueError, match="one entry per operand dimension"):
+    lax.tile(np.ones((2, 2)), (2,))
+  assert "tile[reps=(1, 2)]" in str(jax.make_jaxpr(lambda x: lax.tile(x, (1, 2)))(np.ones((2, 2))))
+
+
+def test_broadcast_shapes_and_optimization_barrier():
+  assert lax.broadcast_shapes((2, 1), (3,), ()) == (2, 3)
+  with pytest.raises(ValueError, match="Incompatible shapes"):
+    lax.broadcast_shapes((2,), (3,))
+  x = jnp.arange(3.0)
+  out = lax.optimization_barrier({"a": x, "b": (1.0,)})
+  np.testing.assert_array_equal(out["a"], x)
+  assert float(out["b"][0]) == 1.0
+  assert "optimization_barrier" in str(jax.make_jaxpr(lax.optimization_barrier)(x))

@@ -5,11 +5,18 @@ JAX's semantics; each primitive's reference rule (NumPy) is the specification.
 """
 
 from refimpl import tree_util, tree, errors, dtypes, debug  # noqa: F401
-from refimpl.config import config, enable_x64, debug_nans, disable_jit  # noqa: F401
+from refimpl.config import (config, enable_x64, debug_nans, debug_infs,  # noqa: F401
+                            disable_jit, numpy_rank_promotion, threefry_partitionable,
+                            default_device)
 from refimpl.api import (jit, make_jaxpr, eval_shape, ShapeDtypeStruct,  # noqa: F401
                          devices, local_devices, device_count,
                          local_device_count, default_backend, device_put,
-                         device_get, block_until_ready, typeof, clear_caches)
+                         device_get, block_until_ready, typeof, clear_caches,
+                         Device, process_count, process_index, process_indices,
+                         host_count, host_id, host_ids, effects_barrier,
+                         ensure_compile_time_eval, named_call, named_scope,
+                         print_environment_info)
+from refimpl.callback import pure_callback  # noqa: F401
 from refimpl.dtypes import float0  # noqa: F401
 from refimpl.array import Array  # noqa: F401
 from refimpl import numpy, lax, nn, scipy  # noqa: F401

@@ -9,11 +9,12 @@ jaxpr; evaluated eagerly it hands the jaxpr to a backend, traced it nests.
 
 import functools
 import inspect
+import warnings
 import weakref
 
 import numpy as np
 
-from refimpl import backends, core, tree_util
+from refimpl import backends, core, dtypes, tree_util
 from refimpl.config import config
 from refimpl.interpreters import partial_eval as pe
 from refimpl.jaxpr import dce_jaxpr, ClosedJaxpr
@@ -50,9 +51,9 @@ class JitPrimitive(core.Primitive):
     to name the equation that produced it.
     """
     compiled = self._compile(jaxpr, backend or config.backend)
-    with config.option("jax_debug_nans", False):
+    with config.option("jax_debug_nans", False), config.option("jax_debug_infs", False):
       outs = compiled(*args)
-    if config.jax_debug_nans and any(_has_nan(o) for o in outs):
+    if any(_flagged(o) for o in outs):
       return self._rerun_op_by_op(jaxpr, name, args)
     return outs
 
@@ -63,11 +64,10 @@ class JitPrimitive(core.Primitive):
         outs = eval_closed_jaxpr(jaxpr, *args)
     except FloatingPointError as err:
       raise FloatingPointError(
-          f"{err}\nInvalid nan value encountered in the output of jit function "
+          f"{err}\nInvalid value encountered in the output of jit function "
           f"{name}; re-running it op by op found the equation above.") from None
-    import warnings
-    warnings.warn(f"A NaN appeared in the output of jit function {name} but not "
-                  "when re-running it op by op; continuing.", RuntimeWarning)
+    warnings.warn(f"An invalid value appeared in the output of jit function {name} "
+                  "but not when re-running it op by op; continuing.", RuntimeWarning)
     return [core.to_numpy(o) for o in outs]
 
   def pp_params(self, params):
@@ -78,9 +78,13 @@ class JitPrimitive(core.Primitive):
     return shown
 
 
-def _has_nan(x):
+def _flagged(x):
+  """Whether output `x` holds a NaN (an inf) while jax_debug_nans (_infs) is on."""
   x = np.asarray(x)
-  return np.issubdtype(x.dtype, np.inexact) and bool(np.isnan(x).any())
+  if not dtypes.is_inexact(x.dtype):
+    return False
+  return bool((config.jax_debug_nans and np.isnan(x).any())
+              or (config.jax_debug_infs and np.isinf(x).any()))
 
 
 jit_p = JitPrimitive()
@@ -312,6 +316,68 @@ class ShapeDtypeStruct:
 
   def __hash__(self):
     return hash((self.shape, self.dtype, self.weak_type))
+
+
+def process_count(backend=None):
+  return 1
+
+
+def process_index(backend=None):
+  return 0
+
+
+def process_indices(backend=None):
+  return [0]
+
+
+host_count, host_id, host_ids = process_count, process_index, process_indices
+
+
+def effects_barrier():
+  """Waits for pending side effects; they run synchronously here."""
+
+
+def ensure_compile_time_eval():
+  """Context manager: operations on concrete values run eagerly, even while
+  tracing (their results become constants of the traced program)."""
+  return config.option("jax_enable_compile_time_eval", True)
+
+
+def named_call(fun, *, name=None):
+  """`fun` under a name (used by profilers); the values are those of `fun`."""
+  @functools.wraps(fun)
+  def named(*args, **kwargs):
+    return fun(*args, **kwargs)
+  named.__name__ = name or getattr(fun, "__name__", "fun")
+  return named
+
+
+class named_scope:  # noqa: N801 (JAX's name)
+  """Context manager naming the operations staged inside it (for profilers);
+  it does not change what they compute."""
+
+  def __init__(self, name):
+    if not isinstance(name, str):
+      raise TypeError("named_scope name argument must be a string.")
+    self.name = name
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, *exc):
+    return False
+
+
+def print_environment_info(return_string=False):
+  """Prints (or returns) the versions of refimpl, Python and NumPy."""
+  import platform
+  import sys
+  import refimpl
+  info = (f"refimpl: {refimpl.__version__}\nnumpy:   {np.__version__}\n"
+          f"python:  {sys.version}\nplatform: {platform.platform()}\n")
+  if return_string:
+    return info
+  print(info, end="")
 
 
 def typeof(x):

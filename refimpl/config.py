@@ -20,6 +20,10 @@ class Config:
     self._values = {
         "jax_enable_x64": _env_flag("JAX_ENABLE_X64"),
         "jax_debug_nans": _env_flag("JAX_DEBUG_NANS"),
+        "jax_debug_infs": _env_flag("JAX_DEBUG_INFS"),
+        "jax_numpy_rank_promotion": os.environ.get("JAX_NUMPY_RANK_PROMOTION", "allow"),
+        "jax_default_device": None,
+        "jax_enable_compile_time_eval": False,
         "jax_disable_jit": _env_flag("JAX_DISABLE_JIT"),
         "jax_threefry_partitionable": True,
         "backend": os.environ.get("REFIMPL_BACKEND", "reference"),
@@ -67,6 +71,28 @@ def enable_x64(new_val=True):
 def debug_nans(new_val=True):
   """Context manager enabling (or disabling) NaN checking within a block."""
   return config.option("jax_debug_nans", new_val)
+
+
+def debug_infs(new_val=True):
+  """Context manager enabling (or disabling) inf checking within a block."""
+  return config.option("jax_debug_infs", new_val)
+
+
+def numpy_rank_promotion(new_val):
+  """Context manager: 'allow' (NumPy's rank promotion), 'warn' or 'raise'."""
+  if new_val not in ("allow", "warn", "raise"):
+    raise ValueError(f"jax_numpy_rank_promotion must be 'allow', 'warn' or 'raise', got {new_val!r}")
+  return config.option("jax_numpy_rank_promotion", new_val)
+
+
+def threefry_partitionable(new_val=True):
+  """Context manager selecting the partitionable (default) or legacy threefry mode."""
+  return config.option("jax_threefry_partitionable", new_val)
+
+
+def default_device(new_val):
+  """Context manager naming the default device (refimpl has a single CPU device)."""
+  return config.option("jax_default_device", new_val)
 
 
 def disable_jit(disable=True):

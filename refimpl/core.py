@@ -203,8 +203,8 @@ class EvalTrace(Trace):
 
   The result is checked against the primitive's shape/dtype rule, so a rule
   that disagrees with its own specification fails loudly. With
-  `jax_debug_nans` on, a floating result holding a NaN raises
-  `FloatingPointError` naming the primitive.
+  `jax_debug_nans` (`jax_debug_infs`) on, a floating result holding a NaN
+  (an infinity) raises `FloatingPointError` naming the primitive.
   """
 
   def process_primitive(self, primitive, args, params):
@@ -223,16 +223,20 @@ class EvalTrace(Trace):
         raise AssertionError(
             f"reference rule of {primitive.name} returned {out.dtype}{list(out.shape)}"
             f" but its shape/dtype rule says {aval.str_short()}")
-      if config.jax_debug_nans:
-        check_nans(primitive.name, out)
+      check_floats(primitive.name, out)
       results.append(Array(out, weak_type=aval.weak_type))
     return results if primitive.multiple_results else results[0]
 
 
-def check_nans(name, value):
-  """Raises `FloatingPointError` if a floating `value` holds a NaN."""
-  if dtypes.is_inexact(value.dtype) and np.isnan(value).any():
+def check_floats(name, value):
+  """With `jax_debug_nans` (`jax_debug_infs`) on, raises `FloatingPointError`
+  if a floating `value` holds a NaN (an infinity)."""
+  if not dtypes.is_inexact(value.dtype):
+    return
+  if config.jax_debug_nans and np.isnan(value).any():
     raise FloatingPointError(f"invalid value (nan) encountered in {name}")
+  if config.jax_debug_infs and np.isinf(value).any():
+    raise FloatingPointError(f"invalid value (inf) encountered in {name}")
 
 
 class _TraceContext(threading.local):

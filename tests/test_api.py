@@ -256,3 +256,62 @@ def test_debug_print_inside_jit_prints_every_call(capsys):
   f(np.float32(1))
   f(np.float32(2))
   assert capsys.readouterr().out == "x=1.0\nx=2.0\n"
+
+
+# --- callbacks, compile-time evaluation, config context managers ---------------------
+
+def test_pure_callback_under_jit_and_errors():
+  calls = []
+  def host_sin(a):
+    calls.append(type(a))
+    return np.sin(a)
+  f = jax.jit(lambda x: jax.pure_callback(host_sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x))
+  np.testing.assert_allclose(f(jnp.arange(3.0)), np.sin(np.arange(3.0)), rtol=1e-6)
+  assert calls == [np.ndarray]
+  wrong = jax.ShapeDtypeStruct((2,), np.float32)
+  with pytest.raises(RuntimeError, match="Incorrect output shape"):
+    jax.pure_callback(host_sin, wrong, np.zeros(3, np.float32))
+  unused = jax.make_jaxpr(lambda x: (jax.pure_callback(host_sin, wrong, x), x)[1])(np.zeros(2))
+  from refimpl.jaxpr import dce_jaxpr
+  assert not dce_jaxpr(unused.jaxpr).eqns  # pure: removable when unused
+
+
+def test_ensure_compile_time_eval_folds_constants():
+  def f(x):
+    with jax.ensure_compile_time_eval():
+      c = jnp.sin(jnp.arange(3.0))
+      y = jnp.cos(x)  # a traced operand is still staged
+    return x + c + y
+  closed = jax.make_jaxpr(f)(np.zeros(3, np.float32))
+  assert [e.primitive.name for e in closed.eqns] == ["cos", "add", "add"]
+  np.testing.assert_allclose(closed.consts[0], np.sin(np.arange(3.0)), rtol=1e-6)
+
+
+def test_numpy_rank_promotion_modes():
+  x, y = jnp.ones((2, 3)), jnp.ones(3)
+  assert (x + y).shape == (2, 3)
+  with jax.numpy_rank_promotion("raise"):
+    with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+      x + y
+    assert (x + 1.0).shape == (2, 3)  # scalars are not rank promotion
+  with jax.numpy_rank_promotion("warn"):
+    with pytest.warns(UserWarning, match="rank_promotion"):
+      x + y
+
+
+def test_debug_infs_eager_and_jit():
+  with jax.debug_infs():
+    with pytest.raises(FloatingPointError, match="invalid value \\(inf\\) encountered in exp"):
+      jnp.exp(jnp.float32(100))
+    with pytest.raises(FloatingPointError, match="inf.*\n.*= exp"):
+      jax.jit(lambda x: jnp.exp(x) * 2.0)(jnp.float32(100))
+  assert np.isinf(jnp.exp(jnp.float32(100)))
+
+
+def test_process_and_naming_helpers():
+  assert jax.process_count() == 1 and jax.process_index() == 0 and jax.host_ids() == [0]
+  named = jax.named_call(lambda x: x * 2, name="double")
+  assert named.__name__ == "double" and float(named(2.0)) == 4.0
+  with jax.named_scope("block"):
+    assert float(jnp.add(1.0, 1.0)) == 2.0
+  assert "numpy" in jax.print_environment_info(return_string=True)

@@ -12,8 +12,8 @@ from refimpl.jaxpr import Literal
 def eval_jaxpr(jaxpr, consts, *args):
   """Runs `jaxpr` on `consts` and `args`; returns the list of outputs.
 
-  With `jax_debug_nans` on, a `FloatingPointError` raised by an equation is
-  re-raised naming that equation.
+  With `jax_debug_nans` or `jax_debug_infs` on, a `FloatingPointError` raised
+  by an equation is re-raised naming that equation.
   """
   env = {}
 
@@ -29,7 +29,7 @@ def eval_jaxpr(jaxpr, consts, *args):
     try:
       outs = eqn.primitive.bind(*invals, **eqn.params)
     except FloatingPointError as err:
-      if not config.jax_debug_nans:
+      if not (config.jax_debug_nans or config.jax_debug_infs):
         raise
       raise FloatingPointError(f"{err}\n  in equation: {eqn}") from None
     if not eqn.primitive.multiple_results:

@@ -7,6 +7,7 @@ inlined as literals, everything else becomes a constvar of the ClosedJaxpr.
 """
 
 from refimpl import core
+from refimpl.config import config
 from refimpl.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
 
@@ -51,6 +52,10 @@ class JaxprTrace(core.Trace):
     return tracer
 
   def process_primitive(self, primitive, args, params):
+    if config.jax_enable_compile_time_eval and not any(
+        isinstance(x, core.Tracer) for x in args):
+      with core.eval_context():  # `ensure_compile_time_eval`: constants fold now
+        return primitive.bind(*args, **params)
     tracers = [self.to_tracer(x) for x in args]
     out_avals = primitive.abstract_eval(*[t.aval for t in tracers], **params)
     if not primitive.multiple_results:

@@ -6,9 +6,12 @@ convert with `jnp.array` first). They promote dtypes on JAX's lattice and
 broadcast ranks as NumPy does, then call lax.
 """
 
+import warnings
+
 import numpy as np
 
 from refimpl import core, dtypes, lax
+from refimpl.config import config
 
 
 def is_arraylike(x):
@@ -61,12 +64,27 @@ def promote_shapes(fun_name, *args):
     return list(args)
   if len({len(s) for s in shapes if s}) < 2:
     return list(args)
+  _check_rank_promotion(fun_name, shapes)
   try:
     result_rank = len(np.broadcast_shapes(*shapes))
   except ValueError:
     raise ValueError(f"{fun_name}: incompatible shapes for broadcasting: "
                      f"{', '.join(map(str, shapes))}") from None
   return [_broadcast_to_rank(a, s, result_rank) for a, s in zip(args, shapes)]
+
+
+def _check_rank_promotion(fun_name, shapes):
+  """Applies `jax_numpy_rank_promotion`: 'allow', 'warn' or 'raise'."""
+  mode = config.jax_numpy_rank_promotion
+  if mode == "allow":
+    return
+  msg = (f"Operands could not be broadcast together for {fun_name} with shapes "
+         f"{' '.join(map(str, shapes))} and with the config option "
+         f"jax_numpy_rank_promotion='{mode}'.")
+  if mode == "raise":
+    raise ValueError(msg + " Add leading size-1 dimensions explicitly (with "
+                     "`jnp.expand_dims` or `x[None]`) to broadcast on purpose.")
+  warnings.warn(msg + " If this was intended, set jax_numpy_rank_promotion to 'allow'.")
 
 
 def _broadcast_to_rank(x, shape, rank):

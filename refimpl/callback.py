@@ -1,0 +1,75 @@
+"""`pure_callback`: calling back into Python from a traced program.
+
+The callback must be a pure function: the program may call it any number of
+times (or not at all, if its results are unused). It receives NumPy arrays
+and must return arrays of the declared shapes and dtypes.
+"""
+
+import numpy as np
+
+from refimpl import core, tree_util
+from refimpl.core import Primitive
+
+__all__ = ["pure_callback"]
+
+
+class PureCallbackPrimitive(Primitive):
+  """The `pure_callback` primitive: a Python function of concrete arrays."""
+
+  multiple_results = True
+
+  def __init__(self):
+    super().__init__("pure_callback")
+    self.def_abstract_eval(lambda *avals, callback, result_avals, vmap_method: list(result_avals))
+    self.def_impl(self._call)
+
+  @staticmethod
+  def _call(*args, callback, result_avals, vmap_method):
+    """`pure_callback[callback result_avals vmap_method] *args`.
+
+    Calls `callback` with the arguments as NumPy arrays; it returns one array
+    per entry of `result_avals`, whose shape and dtype it must have
+    (`RuntimeError` otherwise). `vmap_method` says how `vmap` treats the
+    callback. Without a side effect, an unused call may be removed.
+    """
+    outs = callback(*args)
+    results = []
+    for i, (out, aval) in enumerate(zip(outs, result_avals)):
+      out = np.asarray(out)
+      if out.shape != aval.shape:
+        raise RuntimeError(f"Incorrect output shape for return value #{i}: "
+                           f"Expected: {aval.shape}, Actual: {out.shape}")
+      if out.dtype != aval.dtype:
+        raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
+                           f"Expected: {aval.dtype}, Actual: {out.dtype}")
+      results.append(out)
+    return results
+
+
+pure_callback_p = PureCallbackPrimitive()
+
+
+def pure_callback(callback, result_shape_dtypes, *args, sharding=None,
+                  vmap_method=None, **kwargs):
+  """Calls the pure Python function `callback(*args, **kwargs)` at run time.
+
+  `result_shape_dtypes` is a pytree of objects with `shape` and `dtype`
+  (such as `ShapeDtypeStruct`) describing the result, which has its structure.
+  """
+  leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+  result_leaves, out_tree = tree_util.tree_flatten(result_shape_dtypes)
+  result_avals = tuple(core.ShapedArray(r.shape, r.dtype) for r in result_leaves)
+
+  def flat_callback(*flat_args):
+    call_args, call_kwargs = tree_util.tree_unflatten(in_tree, flat_args)
+    out = callback(*call_args, **call_kwargs)
+    out_leaves, tree = tree_util.tree_flatten(out)
+    if tree != out_tree:
+      raise RuntimeError(f"The callback returned a result of structure {tree}, but "
+                         f"result_shape_dtypes has structure {out_tree}.")
+    return out_leaves
+
+  flat_callback.__name__ = getattr(callback, "__name__", "callback")
+  outs = pure_callback_p.bind(*leaves, callback=flat_callback, result_avals=result_avals,
+                              vmap_method=vmap_method)
+  return tree_util.tree_unflatten(out_tree, outs)

@@ -56,3 +56,638 @@ DIVERGENCES = {
         "jnp.nanargmax on an all-NaN slice returns -1; NumPy raises ValueError.",
         _nanarg(np.argmax)),
 }
+
+
+# --- elementwise: integer division, powers, special values, promotion -----------------------------
+
+def _int_division(x, y):
+  """(quotient rounded toward zero, remainder with the dividend's sign, y == 0),
+  computed in int64 (which holds every 32-bit operand) and wrapped back."""
+  x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+  wide_x, wide_y = x.astype(np.int64), y.astype(np.int64)
+  by_zero = wide_y == 0
+  safe_y = np.where(by_zero, 1, wide_y)
+  quotient = np.abs(wide_x) // np.abs(safe_y) * np.sign(wide_x) * np.sign(safe_y)
+  return quotient, wide_x - quotient * safe_y, by_zero
+
+
+def _lax_integer_div(x, y):
+  quotient, _, by_zero = _int_division(x, y)
+  return np.where(by_zero, -1, quotient).astype(np.asarray(x).dtype)
+
+
+def _lax_integer_rem(x, y):
+  _, remainder, by_zero = _int_division(x, y)
+  return np.where(by_zero, np.asarray(x).astype(np.int64), remainder).astype(np.asarray(x).dtype)
+
+
+def _floor_divide(x, y):
+  x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+  with np.errstate(all="ignore"):
+    quotient = np.floor_divide(x, y)
+  if dtypes.is_unsigned(x.dtype):
+    by_zero = np.array(-1).astype(x.dtype)
+  elif dtypes.is_integer(x.dtype):
+    by_zero = np.where(x == 0, -1, -2).astype(x.dtype)
+  else:
+    by_zero = np.nan
+  return np.where(y == 0, by_zero, quotient).astype(x.dtype)
+
+
+def _divmod(x, y):
+  with np.errstate(all="ignore"):
+    return _floor_divide(x, y), np.remainder(x, y)
+
+
+def _integer_power(x, y):
+  x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+  low_bits = (y & 63).astype(x.dtype)
+  return np.where((x == 0) & (y != 0), np.zeros_like(x), np.power(x, low_bits))
+
+
+def _wide(x):
+  x = np.asarray(x)
+  return x.astype(np.complex128 if dtypes.is_complex(x.dtype) else np.float64)
+
+
+def _binary_exponentiation(x, y):
+  """x ** y for a static int y, rounding to x's dtype after each product."""
+  x = np.asarray(x)
+  if y == 0:
+    return np.ones_like(x)
+  with np.errstate(all="ignore"):
+    acc, base, n = None, x, abs(y)
+    while n:
+      if n & 1:
+        acc = base if acc is None else (_wide(acc) * _wide(base)).astype(x.dtype)
+      n >>= 1
+      if n:
+        base = (_wide(base) * _wide(base)).astype(x.dtype)
+    return 1 / _wide(acc) if y < 0 else acc
+
+
+def _modf(x):
+  fraction, whole = np.modf(x)
+  return np.where(np.isinf(x), np.nan, fraction).astype(x.dtype), whole
+
+
+def _spacing(x):
+  with np.errstate(all="ignore"):
+    spacing = np.spacing(x)
+  if x.dtype == dtypes.float16:
+    spacing = np.where(np.isneginf(x), np.inf, spacing).astype(x.dtype)
+  return spacing
+
+
+def _angle(z, deg=False):
+  z = np.asarray(z)
+  if z.ndim == 0 and dtypes.is_float(z.dtype):
+    z = z.astype(dtypes.default_float_dtype())
+  return np.angle(z, deg=deg)
+
+
+def _heaviside(x1, x2):
+  with np.errstate(all="ignore"):
+    return np.where(np.isnan(x1), x2, np.heaviside(x1, x2))
+
+
+def _complex_fmax_fmin(np_fn, np_order):
+  """np_fn for real operands; JAX's `where(order(x1, x2) | isnan(x1), x2, x1)`
+  for complex ones (NumPy's complex ordering is lexicographic, as JAX's)."""
+  def expected(x1, x2):
+    x1, x2 = np.asarray(x1), np.asarray(x2)
+    if not dtypes.is_complex(x1.dtype):
+      return np_fn(x1, x2)
+    with np.errstate(invalid="ignore"):
+      return np.where(np_order(x1, x2) | np.isnan(x1), x2, x1)
+  return expected
+
+
+def _complex_order(x, y, ufunc):
+  """JAX's lexicographic order: imaginary parts decide only where real parts are equal."""
+  order = getattr(np, ufunc)
+  x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+  with np.errstate(invalid="ignore"):
+    return np.where(x.real == y.real, order(x.imag, y.imag), order(x.real, y.real))
+
+
+_INEXACT_RESULT = {"true_divide", "arctan2", "hypot", "logaddexp", "copysign"}
+
+
+def _in_default_float(x, ufunc, **kwargs):
+  with np.errstate(all="ignore"):
+    return getattr(np, ufunc)(np.asarray(x).astype(dtypes.default_float_dtype()), **kwargs)
+
+
+def _in_promoted_dtype(x, y, ufunc):
+  dtype = dtypes.result_type(x, y)
+  if ufunc in _INEXACT_RESULT and not dtypes.is_inexact(dtype):
+    dtype = dtypes.default_float_dtype()
+  with np.errstate(all="ignore"):
+    return getattr(np, ufunc)(x.astype(dtype), y.astype(dtype))
+
+
+DIVERGENCES.update({
+    "integer_division_by_zero_is_minus_one": Divergence(
+        "lax.div of integers rounds toward zero (as C does); x / 0 is -1 (all bits "
+        "set: the maximum of an unsigned type) and INT_MIN / -1 wraps to INT_MIN, "
+        "XLA's results on CPU. NumPy has no truncating division, and its integer "
+        "division by zero gives 0 with a warning.",
+        _lax_integer_div),
+    "integer_remainder_by_zero_is_dividend": Divergence(
+        "lax.rem of integers has the dividend's sign (as C's %); x rem 0 is x and "
+        "INT_MIN rem -1 is 0 (XLA on CPU). NumPy's fmod gives 0 for x % 0.",
+        _lax_integer_rem),
+    "floor_divide_by_zero": Divergence(
+        "jnp.floor_divide (and jnp.divmod's quotient) by zero: signed integers give "
+        "-1 where x is 0 and -2 elsewhere (lax.div's -1, then the floor correction), "
+        "unsigned ones their maximum, floats NaN. NumPy gives 0 for integers and "
+        "±inf for floats (with a warning).",
+        _floor_divide),
+    "divmod_by_zero": Divergence(
+        "jnp.divmod(x, 0): the quotient as jnp.floor_divide by zero (see "
+        "floor_divide_by_zero); the remainder is 0 for integers and NaN for floats, "
+        "as NumPy's.",
+        _divmod),
+    "integer_power_uses_low_six_bits_of_exponent": Divergence(
+        "jnp.power of integer arrays is binary exponentiation over the low 6 bits of "
+        "the exponent (x ** (y & 63), wrapping), and 0 ** y is 0 for every y != 0. "
+        "Results differ from NumPy's where y >= 64 or y < 0, for which NumPy wraps "
+        "the true power or raises ValueError.",
+        _integer_power),
+    "integer_pow_rounds_each_multiplication": Divergence(
+        "lax.integer_pow(x, n) (and x ** n for a Python int n) is binary "
+        "exponentiation in x's dtype: every product is rounded, so results may "
+        "differ from NumPy's pow in the last places, and an overflowing "
+        "intermediate gives inf (0 for negative n) where pow is finite.",
+        _binary_exponentiation),
+    "modf_of_infinity": Divergence(
+        "jnp.modf(±inf) has a NaN fractional part (x - trunc(x)); NumPy gives ±0.",
+        _modf),
+    "float16_spacing_of_infinity": Divergence(
+        "jnp.spacing of a float16 is nextafter(x, inf) - x (as NumPy's float16 "
+        "loop), so spacing(-inf) is inf; NumPy gives NaN.",
+        _spacing),
+    "angle_of_real_scalar_is_default_float": Divergence(
+        "jnp.angle of a rank-0 real array computes in the default float type "
+        "(float32), whatever its own dtype; NumPy keeps the operand's dtype.",
+        _angle),
+    "heaviside_of_nan_is_x2": Divergence(
+        "jnp.heaviside(NaN, x2) is x2 (NaN is neither < 0 nor > 0); NumPy gives NaN.",
+        _heaviside),
+    "complex_fmax_with_nan": Divergence(
+        "jnp.fmax of complex numbers is where(x1 < x2 | isnan(x1), x2, x1) with the "
+        "lexicographic order, so a NaN x2 whose real part is larger wins (fmax(0, "
+        "1+nanj) is 1+nanj); NumPy returns the non-NaN operand (0).",
+        _complex_fmax_fmin(np.fmax, np.less)),
+    "complex_fmin_with_nan": Divergence(
+        "jnp.fmin of complex numbers is where(x1 > x2 | isnan(x1), x2, x1) with the "
+        "lexicographic order, so a NaN x2 whose real part is smaller wins; NumPy "
+        "returns the non-NaN operand.",
+        _complex_fmax_fmin(np.fmin, np.greater)),
+    "complex_order_ignores_nan_imaginary_part": Divergence(
+        "jnp.less, less_equal, greater and greater_equal order complex numbers by "
+        "real part, and by imaginary part only where the real parts are equal, so "
+        "a NaN imaginary part matters only then (-1 <= nanj is True); NumPy's "
+        "comparisons are False whenever an imaginary part is NaN. The case's "
+        "`ufunc` names the comparison.",
+        _complex_order),
+    "integers_promote_to_default_float": Divergence(
+        "jnp functions with inexact results convert integer and boolean operands to "
+        "the default float type (float32 with x64 disabled) whatever their width; "
+        "NumPy uses the smallest float that holds the integer type (float16 for "
+        "int8, float64 for int32). The expected value is NumPy's function on float32 "
+        "operands (the case's `ufunc` names it, and its other keywords are passed on).",
+        _in_default_float),
+    "jax_type_promotion": Divergence(
+        "Operands of different dtypes are promoted on JAX's type lattice and "
+        "canonicalized for x64 (e.g. int8 with float16 is float16, int32 with "
+        "uint32 is int32 with x64 disabled, bfloat16 with float16 is float32); "
+        "NumPy's rules differ (int32 with float16 is float64). The expected value is "
+        "NumPy's function on operands converted to JAX's result dtype (the case's "
+        "`ufunc` names it).",
+        _in_promoted_dtype),
+})
+
+
+# --- sorting (refimpl/lax/sorting.py, refimpl/numpy/sorting.py) ---------------------------
+
+def _total_order_key(x):
+  """IEEE totalOrder of floats `x` as int64 keys (widening keeps the order)."""
+  bits = np.asarray(x, np.float64).view(np.int64)
+  return np.where(bits < 0, bits ^ np.iinfo(np.int64).max, bits)
+
+
+def _complex_sort(x, axis=-1):
+  x = np.asarray(x)
+  if x.ndim == 0 or axis is None:
+    x, axis = x.ravel(), 0
+  order = np.lexsort((_total_order_key(x.imag), _total_order_key(x.real)), axis=axis)
+  return np.take_along_axis(x, order, axis)
+
+
+def _top_k_total_order(largest):
+  def expected(x, k):
+    x = np.asarray(x)
+    key = _total_order_key(x) if dtypes.is_float(x.dtype) else x.astype(np.int64)
+    order = np.argsort(-key if largest else key, axis=-1, kind="stable")[..., :k]
+    return np.take_along_axis(x, order, -1), order.astype(np.int32)
+  return expected
+
+
+def _quantile_nearest(x, q, axis=None, keepdims=False, nan=False):
+  """'nearest': the lower neighbour when the virtual index's fraction is <= 0.5."""
+  x = np.asarray(x)
+  quantile = np.nanquantile if nan else np.quantile
+  low = quantile(x, q, axis=axis, method="lower", keepdims=keepdims)
+  high = quantile(x, q, axis=axis, method="higher", keepdims=keepdims)
+  ones = np.where(np.isnan(x), 0, 1) if nan else np.ones(x.shape)
+  n = np.sum(ones, axis=axis, keepdims=keepdims)
+  position = np.multiply.outer(np.asarray(q, np.float32), n - 1)
+  if np.ndim(q) == 0:
+    position = position.reshape(np.shape(n))
+  return np.where(position - np.floor(position) <= 0.5, low, high).astype(x.dtype)
+
+
+DIVERGENCES.update({
+    "complex_sort_total_order_parts": Divergence(
+        "Complex numbers sort by (real, imag), each part compared by IEEE totalOrder "
+        "(XLA's comparator, which JAX does not canonicalize for complex): -0.0 comes "
+        "before 0.0 (so -0+5j sorts before 0+1j) and a NaN part with the sign bit set "
+        "first, other NaNs last. NumPy treats -0.0 as 0.0 and puts every complex "
+        "number with a NaN part at the end.",
+        _complex_sort),
+    "top_k_total_order": Divergence(
+        "lax.top_k and lax.approx_max_k order floats by IEEE totalOrder (XLA's CPU "
+        "TopK): +NaN above +inf, -NaN below -inf, 0.0 above -0.0, equal elements "
+        "lowest index first. NumPy has no top_k; its sorts put every NaN last and "
+        "treat -0.0 as 0.0.",
+        _top_k_total_order(largest=True)),
+    "approx_min_k_total_order": Divergence(
+        "lax.approx_min_k (exact on CPU) orders floats by IEEE totalOrder, smallest "
+        "first: -NaN below -inf, -0.0 below 0.0, +NaN above +inf; equal elements "
+        "lowest index first.",
+        _top_k_total_order(largest=False)),
+    "quantile_nearest_rounds_half_down": Divergence(
+        "jnp.quantile's method='nearest' takes the lower neighbour when the virtual "
+        "index q*(n-1) is exactly halfway between two elements; NumPy rounds the "
+        "index half to even (quantile(arange(4.), 0.5, method='nearest') is 1.0 in "
+        "JAX, 2.0 in NumPy).",
+        _quantile_nearest),
+    "nanquantile_nearest_rounds_half_down": Divergence(
+        "jnp.nanquantile's method='nearest' takes the lower neighbour at an exact "
+        "half, as jnp.quantile does (n counts the non-NaN elements); NumPy rounds "
+        "half to even.",
+        lambda x, q, axis=None, keepdims=False: _quantile_nearest(x, q, axis, keepdims,
+                                                                 nan=True)),
+})
+
+
+# --- indexing: out-of-bounds starts and indices ------------------------------------------------------
+
+def _wrapped_clamped_start(start, dim, size):
+  """A dynamic_slice start: a negative signed start counts from the end (once),
+  then the start is clamped so that the slice fits."""
+  start = int(start)
+  if start < 0:
+    start += dim
+  return min(max(start, 0), dim - size)
+
+
+def _dynamic_slice(operand, *starts, slice_sizes=None, slice_size=None, axis=None,
+                   keepdims=True):
+  """lax.dynamic_slice(operand, starts, slice_sizes), or with one start along
+  `axis`: dynamic_slice_in_dim (slice_size) and dynamic_index_in_dim (size 1)."""
+  operand = np.asarray(operand)
+  if slice_sizes is None:
+    index_size = 1 if slice_size is None else slice_size
+    full_starts = [0] * operand.ndim
+    full_starts[axis] = starts[0]
+    sizes = list(operand.shape)
+    sizes[axis] = index_size
+    result = _dynamic_slice(operand, *full_starts, slice_sizes=sizes)
+    return result if keepdims else np.squeeze(result, axis)
+  starts = [_wrapped_clamped_start(s, d, n)
+            for s, d, n in zip(starts, operand.shape, slice_sizes)]
+  return operand[tuple(slice(s, s + n) for s, n in zip(starts, slice_sizes))]
+
+
+def _dynamic_update_slice(operand, update, *starts, axis=None):
+  """lax.dynamic_update_slice(operand, update, starts), or with one start along
+  `axis` (dynamic_update_slice_in_dim, dynamic_update_index_in_dim, whose
+  update may lack that axis)."""
+  operand, update = np.asarray(operand), np.asarray(update)
+  if axis is not None:
+    if update.ndim < operand.ndim:
+      update = np.expand_dims(update, axis)
+    full_starts = [0] * operand.ndim
+    full_starts[axis] = starts[0]
+    return _dynamic_update_slice(operand, update, *full_starts)
+  starts = [_wrapped_clamped_start(s, d, n)
+            for s, d, n in zip(starts, operand.shape, update.shape)]
+  out = operand.copy()
+  out[tuple(slice(s, s + n) for s, n in zip(starts, update.shape))] = update
+  return out
+
+
+def _window_indices(operand_shape, indices, index_map, window_shape, clamp):
+  """Per batch position of `indices` (its last axis is the index vector): the
+  operand index arrays of every window element (shape batch + window_shape,
+  one per operand dimension) and whether the window fits in bounds. With
+  `clamp`, starts are clamped so every window fits."""
+  batch_shape = indices.shape[:-1]
+  starts = np.zeros(batch_shape + (len(operand_shape),), np.int64)
+  for k, d in enumerate(index_map):
+    starts[..., d] = indices[..., k]
+  dims, sizes = np.array(operand_shape, np.int64), np.array(window_shape, np.int64)
+  fits = np.all((starts >= 0) & (starts + sizes <= dims), axis=-1)
+  if clamp:
+    starts = np.clip(starts, 0, dims - sizes)
+  grids = []
+  for d, n in enumerate(window_shape):
+    offset_shape = [1] * len(window_shape)
+    offset_shape[d] = n
+    grid = starts[..., d].reshape(batch_shape + (1,) * len(window_shape)) + np.arange(
+        n).reshape(offset_shape)
+    grids.append(np.broadcast_to(grid, batch_shape + tuple(window_shape)))
+  return grids, np.broadcast_to(fits.reshape(batch_shape + (1,) * len(window_shape)),
+                                batch_shape + tuple(window_shape))
+
+
+def _default_gather_fill(dtype):
+  if dtypes.is_inexact(dtype):
+    return np.nan
+  if dtypes.is_unsigned(dtype):
+    return dtypes.iinfo(dtype).max
+  return dtypes.iinfo(dtype).min if dtypes.is_integer(dtype) else True
+
+
+def _gather(operand, indices, *, dimension_numbers, slice_sizes, mode=None, fill_value=None):
+  """lax.gather by fancy indexing: every window element at start + offset;
+  CLIP and PROMISE_IN_BOUNDS clamp starts, FILL_OR_DROP fills whole windows
+  that do not fit with `fill_value` (default: NaN, the lowest signed or highest
+  unsigned integer, True)."""
+  from refimpl.lax import GatherScatterMode
+  operand, indices = np.asarray(operand), np.asarray(indices)
+  dn = dimension_numbers
+  fill = GatherScatterMode.from_any(mode) == GatherScatterMode.FILL_OR_DROP
+  grids, fits = _window_indices(operand.shape, indices, dn.start_index_map, slice_sizes,
+                                clamp=True)
+  values = operand[tuple(grids)] if operand.size else np.zeros(fits.shape, operand.dtype)
+  if fill:
+    fill_value = _default_gather_fill(operand.dtype) if fill_value is None else fill_value
+    values = np.where(fits, values, _saturating_cast(np.asarray(fill_value), operand.dtype))
+  batch_rank = indices.ndim - 1
+  dropped = tuple(batch_rank + d for d in dn.collapsed_slice_dims)
+  values = values.reshape([n for i, n in enumerate(values.shape) if i not in dropped])
+  window_axes = list(range(batch_rank, values.ndim))
+  return np.moveaxis(values, window_axes, list(dn.offset_dims))
+
+
+_SCATTER_COMBINERS = {"scatter": None, "scatter_add": np.add, "scatter_sub": np.subtract,
+                      "scatter_mul": np.multiply, "scatter_min": np.minimum,
+                      "scatter_max": np.maximum}
+
+
+def _scatter(operand, indices, updates, dimension_numbers, *, mode=None, op, **_):
+  """lax.<op> (scatter, scatter_add, ...) by ufunc.at on fancy indices:
+  FILL_OR_DROP and PROMISE_IN_BOUNDS drop windows that do not fit, CLIP
+  clamps their starts. All updates of one element accumulate; for plain
+  scatter the last one wins."""
+  from refimpl.lax import GatherScatterMode
+  operand, indices, updates = map(np.asarray, (operand, indices, updates))
+  dn = dimension_numbers
+  batch_rank = indices.ndim - 1
+  window = iter(updates.shape[d] for d in dn.update_window_dims)
+  window_shape = [1 if d in dn.inserted_window_dims else next(window)
+                  for d in range(operand.ndim)]
+  updates = np.moveaxis(updates, list(dn.update_window_dims),
+                        list(range(batch_rank, updates.ndim)))
+  updates = updates.reshape(indices.shape[:-1] + tuple(window_shape))
+  clamp = GatherScatterMode.from_any(mode) == GatherScatterMode.CLIP
+  grids, fits = _window_indices(operand.shape, indices, dn.scatter_dims_to_operand_dims,
+                                window_shape, clamp)
+  fits = fits | clamp
+  index = tuple(g[fits] for g in grids)
+  # Inexact values combine in float64/complex128 (the reference rounds each
+  # combination; complex64 products would overflow in intermediate terms).
+  wide = _wide(operand).dtype if dtypes.is_inexact(operand.dtype) else operand.dtype
+  out = operand.astype(wide)
+  combine = _SCATTER_COMBINERS[op]
+  with np.errstate(all="ignore"):
+    if combine is None:
+      out[index] = updates[fits]
+    else:
+      combine.at(out, index, updates[fits].astype(wide))
+    return out.astype(operand.dtype)
+
+
+def _wrap_index(index, size):
+  index = np.asarray(index).astype(np.int64)
+  return np.where(index < 0, index + size, index)
+
+
+def _getitem_clamped(x, index, axis):
+  """x[(slice(None),) * axis + (index,)] with negative indices wrapped once,
+  then clamped into [0, size)."""
+  size = x.shape[axis]
+  index = np.clip(_wrap_index(index, size), 0, size - 1)
+  return x[(slice(None),) * axis + (index,)]
+
+
+def _add_at_dropping(x, index, y, axis):
+  """x.at[(slice(None),) * axis + (index,)].add(y), dropping indices that are
+  out of bounds after negative ones are wrapped once."""
+  size = x.shape[axis]
+  index = _wrap_index(index, size)
+  y = np.broadcast_to(y, x[(slice(None),) * axis + (np.zeros(index.shape, int),)].shape)
+  keep = (index >= 0) & (index < size)
+  out = x.copy()
+  selector = (slice(None),) * axis + (keep,)
+  with np.errstate(all="ignore"):
+    np.add.at(out, (slice(None),) * axis + (index[keep],), y[selector])
+  return out
+
+
+DIVERGENCES.update({
+    "dynamic_slice_clamps_start": Divergence(
+        "lax.dynamic_slice (and dynamic_slice_in_dim, dynamic_index_in_dim) never "
+        "reads out of bounds: a negative start counts from the end once (unsigned "
+        "starts are never negative), then each start is clamped to [0, dim - size] "
+        "so the whole slice fits. NumPy slicing returns a shorter slice instead.",
+        _dynamic_slice),
+    "dynamic_update_slice_clamps_start": Divergence(
+        "lax.dynamic_update_slice (and its _in_dim/_index_in_dim forms) clamp the "
+        "start as dynamic_slice does (after wrapping a negative start once), so the "
+        "whole update is always written; NumPy slice assignment with a start near "
+        "the end fails on the shape mismatch instead.",
+        _dynamic_update_slice),
+    "gather_clamps_out_of_bounds": Divergence(
+        "lax.gather with mode CLIP or PROMISE_IN_BOUNDS (what jnp indexing uses) "
+        "clamps each window's start so the window fits: x[11] of a length-10 array "
+        "is x[9]. NumPy raises IndexError.",
+        _gather),
+    "gather_fills_out_of_bounds": Divergence(
+        "lax.gather with mode FILL_OR_DROP (lax.gather's default) returns "
+        "fill_value for every element of a window that is not entirely in bounds "
+        "(default: NaN for inexact types, the lowest signed and highest unsigned "
+        "integer, True). NumPy raises IndexError.",
+        _gather),
+    "scatter_drops_out_of_bounds": Divergence(
+        "lax.scatter, scatter_add/sub/mul/min/max with mode FILL_OR_DROP (the default) "
+        "or PROMISE_IN_BOUNDS skip every update window that is not entirely in "
+        "bounds; all updates of one element take effect (accumulate). NumPy raises "
+        "IndexError out of bounds. (The case's `op` names the lax function.)",
+        _scatter),
+    "scatter_clamps_out_of_bounds": Divergence(
+        "lax.scatter* with mode CLIP clamp each update window's start so the window "
+        "fits, and apply it there. NumPy raises IndexError out of bounds. (The "
+        "case's `op` names the lax function.)",
+        _scatter),
+    "getitem_clamps_out_of_bounds": Divergence(
+        "jnp indexing x[i] with an out-of-bounds integer index clamps it (after "
+        "wrapping a negative index once): arange(10)[11] is 9, arange(10)[-11] is 0. "
+        "NumPy raises IndexError.",
+        _getitem_clamped),
+    "index_update_drops_out_of_bounds": Divergence(
+        "x.at[i].set/add/... skip updates whose index is out of bounds after a "
+        "negative index is wrapped once (arange(10).at[-11].add(1) changes nothing). "
+        "NumPy raises IndexError.",
+        _add_at_dropping),
+})
+
+
+# --- selection: jnp.take ------------------------------------------------------------------------
+
+def _take_filled(x, indices, axis=None, mode=None):
+  """jnp.take's default mode: indices in [-n, n) as NumPy's; the others give
+  the gather fill value (NaN, the lowest signed / highest unsigned integer, True)."""
+  x, indices = np.asarray(x), np.asarray(indices)
+  if axis is None:
+    x, axis = x.ravel(), 0
+  n = x.shape[axis]
+  taken = np.take(x, np.clip(indices, -n, n - 1), axis=axis)
+  outside = (indices < -n) | (indices >= n)
+  outside = outside.reshape((1,) * (axis % x.ndim) + indices.shape
+                            + (1,) * (x.ndim - axis % x.ndim - 1))
+  return np.where(outside, _default_gather_fill(x.dtype), taken).astype(x.dtype)
+
+
+DIVERGENCES.update({
+    "take_out_of_bounds_fills": Divergence(
+        "jnp.take and jnp.take_along_axis default to mode='fill': an index outside "
+        "[-n, n) gives the fill value (default NaN for inexact types, the lowest "
+        "signed and highest unsigned integer, True); negative indices in range "
+        "count from the end. NumPy raises IndexError.",
+        _take_filled),
+})
+
+
+# --- reductions: integer accumulation ------------------------------------------------------------
+
+# jnp reductions whose integer results keep the operand's dtype; the others
+# promote small integers to the default integer (int32, or uint32 if unsigned).
+_KEEPS_INTEGER_DTYPE = {"cumsum", "cumprod", "nancumsum", "nancumprod"}
+
+
+def _integer_accumulation(a, reduction, **kwargs):
+  a = np.asarray(a)
+  if reduction in _KEEPS_INTEGER_DTYPE and a.dtype != np.bool_:
+    dtype = a.dtype
+  else:
+    dtype = np.uint32 if dtypes.is_unsigned(a.dtype) else dtypes.default_int_dtype()
+  with np.errstate(all="ignore"):
+    return getattr(np, reduction)(a, **kwargs).astype(dtype)
+
+
+DIVERGENCES.update({
+    "integer_accumulation_wraps": Divergence(
+        "jnp's integer sums and products accumulate, and wrap around, in 32 bits with "
+        "x64 disabled: sum, prod, their nan* forms, cumulative_sum/prod and trace in "
+        "int32 (uint32 for unsigned operands), and cumsum/cumprod (and nan* forms) in "
+        "the operand's own dtype (int8 stays int8). NumPy accumulates in int64 "
+        "(uint64). The expected value is NumPy's result wrapped to JAX's dtype (the "
+        "case's `reduction` names the function; its other keywords are passed on).",
+        _integer_accumulation),
+})
+
+
+def _product_then_initial(a, reduction, initial=None, **kwargs):
+  """The product (computed wide, rounded to the computation dtype: float32 for
+  16-bit floats), then multiplied by `initial` in that dtype."""
+  a = np.asarray(a)
+  if dtypes.is_inexact(a.dtype):
+    small = dtypes.is_float(a.dtype) and a.dtype.itemsize == 2
+    compute = np.dtype(np.float32) if small else a.dtype
+  else:
+    compute = np.dtype(np.float64)
+  wide = np.complex128 if dtypes.is_complex(a.dtype) else np.float64
+  with np.errstate(all="ignore"):
+    result = getattr(np, reduction)(a.astype(wide), **kwargs).astype(compute)
+    return result if initial is None else np.multiply(np.asarray(initial).astype(compute),
+                                                      result)
+
+
+DIVERGENCES.update({
+    "product_initial_multiplies_the_result": Divergence(
+        "jnp.prod and jnp.nanprod with `initial` reduce first and then multiply the "
+        "result by `initial`, so a complex `initial` with an infinite part meets one "
+        "more complex multiplication in the result's dtype (infj * (1+0j) is "
+        "nan+infj, and 0.5 * a product that overflowed to inf+0j is inf+nanj); NumPy "
+        "starts the product at `initial` (an empty product is `initial` itself). "
+        "The case's `reduction` names the function.",
+        _product_then_initial),
+})
+
+
+# --- gcd and lcm of INT_MIN; std's rounded variance ------------------------------------------------
+
+def _euclid(x1, x2):
+  """Euclid's algorithm with C remainders on |x1| and |x2| as their dtype
+  holds them: abs(INT_MIN) wraps to INT_MIN, so the result can be negative."""
+  x1, x2 = np.broadcast_arrays(np.asarray(x1), np.asarray(x2))
+  a, b = np.abs(x1).astype(np.int64), np.abs(x2).astype(np.int64)
+  while np.any(b != 0):
+    done = b == 0
+    a, b = np.where(done, a, b), np.where(done, b, np.fmod(a, np.where(done, 1, b)))
+  return a.astype(x1.dtype)
+
+
+def _lcm(x1, x2):
+  x1, x2 = np.broadcast_arrays(np.abs(np.asarray(x1)), np.abs(np.asarray(x2)))
+  d = _euclid(x1, x2)
+  with np.errstate(all="ignore"):
+    return np.where(d == 0, 0, x1 * np.floor_divide(x2, np.where(d == 0, 1, d))).astype(
+        x1.dtype)
+
+
+def _std_of_rounded_variance(a, reduction, **kwargs):
+  """sqrt of the variance (np.var for std, np.nanvar for nanstd) computed in
+  float64, then rounded to the result dtype."""
+  a = np.asarray(a)
+  result = {np.dtype(np.complex64): np.dtype(np.float32)}.get(a.dtype, a.dtype)
+  if not dtypes.is_inexact(result):
+    result = dtypes.default_float_dtype()
+  variance = {"std": np.var, "nanstd": np.nanvar}[reduction]
+  wide = np.complex128 if dtypes.is_complex(a.dtype) else np.float64
+  with np.errstate(all="ignore"):
+    return np.sqrt(variance(a.astype(wide), **kwargs).astype(result))
+
+
+DIVERGENCES.update({
+    "gcd_of_int_min": Divergence(
+        "jnp.gcd runs Euclid's algorithm (C remainders) on jnp.abs of its operands, "
+        "and abs(INT_MIN) wraps to INT_MIN, so gcd(5, INT_MIN) is -1 for int32; "
+        "NumPy gives 1.",
+        _euclid),
+    "lcm_of_int_min": Divergence(
+        "jnp.lcm is |x1| * (|x2| // gcd(x1, x2)) in the operands' dtype with jnp.gcd "
+        "(see gcd_of_int_min), so INT_MIN operands give wrapped results unlike NumPy's.",
+        _lcm),
+    "std_rounds_variance_first": Divergence(
+        "jnp.std (and nanstd) is the square root of jnp.var's result, which is "
+        "rounded to the result dtype first: a float16 variance above 65504 becomes "
+        "inf (std of [512, 0] is inf, where NumPy gives 256). The case's `reduction` "
+        "names the function.",
+        _std_of_rounded_variance),
+})

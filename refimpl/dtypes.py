@@ -24,9 +24,32 @@ uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.u
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
+# Narrow types from ml_dtypes: 8-, 6- and 4-bit floats, 1-, 2- and 4-bit
+# integers (one value per byte in memory). Nothing lies above them on the
+# lattice: a narrow float absorbs bool, integers and Python ints and floats; a
+# narrow integer only bool and Python ints. Anything else raises
+# TypePromotionError (an explicit cast is needed).
+(float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz,
+ float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn, float6_e3m2fn,
+ float4_e2m1fn) = (np.dtype(getattr(ml_dtypes, name)) for name in (
+     "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+     "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+     "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"))
+int1, int2, int4 = (np.dtype(t) for t in (ml_dtypes.int1, ml_dtypes.int2, ml_dtypes.int4))
+uint1, uint2, uint4 = (np.dtype(t) for t in (ml_dtypes.uint1, ml_dtypes.uint2, ml_dtypes.uint4))
+
+NARROW_FLOAT_DTYPES = (float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn,
+                       float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
+                       float6_e2m3fn, float6_e3m2fn, float4_e2m1fn)
+NARROW_SIGNED_DTYPES = (int1, int2, int4)
+NARROW_UNSIGNED_DTYPES = (uint1, uint2, uint4)
+NARROW_INT_DTYPES = NARROW_SIGNED_DTYPES + NARROW_UNSIGNED_DTYPES
+
 SUPPORTED_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32,
                     uint64, bfloat16, float16, float32, float64, complex64,
-                    complex128)
+                    complex128) + NARROW_INT_DTYPES + NARROW_FLOAT_DTYPES
+"""Every dtype an array may have (float0 aside): the 15 standard types, then
+the narrow ones."""
 
 # The three weak "types" of Python scalars: nodes of the lattice below that
 # stand for "an int / float / complex of whatever width the other side has".
@@ -35,10 +58,10 @@ _WEAK_OF_PYTHON_TYPE = {int: _WEAK_INT, float: _WEAK_FLOAT, complex: _WEAK_COMPL
 _DEFAULT_OF_WEAK = {_WEAK_INT: int64, _WEAK_FLOAT: float64, _WEAK_COMPLEX: complex128}
 
 # Each node lists the nodes directly above it. Promotion of a set of types is
-# their least upper bound.
+# their least upper bound. The narrow types have nothing above them.
 _LATTICE = {
     bool_: [_WEAK_INT],
-    _WEAK_INT: [uint8, int8],
+    _WEAK_INT: [uint8, int8, *NARROW_INT_DTYPES],
     uint8: [int16, uint16],
     uint16: [int32, uint32],
     uint32: [int64, uint64],
@@ -47,7 +70,7 @@ _LATTICE = {
     int16: [int32],
     int32: [int64],
     int64: [_WEAK_FLOAT],
-    _WEAK_FLOAT: [bfloat16, float16, _WEAK_COMPLEX],
+    _WEAK_FLOAT: [*NARROW_FLOAT_DTYPES, bfloat16, float16, _WEAK_COMPLEX],
     bfloat16: [float32],
     float16: [float32],
     float32: [float64, complex64],
@@ -55,6 +78,7 @@ _LATTICE = {
     _WEAK_COMPLEX: [complex64],
     complex64: [complex128],
     complex128: [],
+    **{narrow: [] for narrow in NARROW_INT_DTYPES + NARROW_FLOAT_DTYPES},
 }
 
 
@@ -72,12 +96,30 @@ def _upper_bounds(node):
 _UPPER_BOUNDS = {node: frozenset(_upper_bounds(node)) for node in _LATTICE}
 
 
+class TypePromotionError(ValueError):
+  """Raised when dtypes have no implicit promotion (as `jax.dtypes.TypePromotionError`)."""
+
+
 def _least_upper_bound(nodes):
   common = frozenset.intersection(*(_UPPER_BOUNDS[n] for n in nodes))
   for candidate in common:
     if _UPPER_BOUNDS[candidate] == common:
       return candidate
-  raise TypeError(f"no promotion path for types {sorted(map(str, nodes))}")
+  names = tuple(str(n) for n in nodes)
+  narrow = [n for n in nodes if n in NARROW_FLOAT_DTYPES + NARROW_INT_DTYPES]
+  if narrow:
+    if narrow[0] in NARROW_INT_DTYPES:
+      what, target = "1-bit, 2-bit and 4-bit integers", "int32"
+    else:
+      what, target = f"{narrow[0].name[5]}-bit floats", "float32"
+    raise TypePromotionError(
+        f"Input dtypes {names} have no available implicit dtype promotion path. "
+        f"To avoid unintended promotion, {what} do not support implicit "
+        f"promotion. If you'd like your inputs to be promoted to another type, you "
+        f"can do so explicitly using e.g. x.astype('{target}')")
+  raise TypePromotionError(f"Input dtypes {names} have no available implicit dtype "
+                           "promotion path. Try explicitly casting inputs to the "
+                           "desired output type.")
 
 
 # --- canonicalization (x64) -------------------------------------------------
@@ -218,13 +260,67 @@ def result_type(*args):
 
 # --- categories ------------------------------------------------------------
 
+_CUSTOM_FLOAT_TYPES = frozenset(d.type for d in (bfloat16,) + NARROW_FLOAT_DTYPES)
+_NARROW_SIGNED_TYPES = frozenset(d.type for d in NARROW_SIGNED_DTYPES)
+_NARROW_UNSIGNED_TYPES = frozenset(d.type for d in NARROW_UNSIGNED_DTYPES)
+
+
+def _scalar_type(x):
+  return x if isinstance(x, type) and issubclass(x, np.generic) else np.dtype(x).type
+
+
 def issubdtype(a, b):
-  """NumPy's issubdtype, extended so bfloat16 counts as a floating type."""
-  a = np.dtype(a) if not (isinstance(a, type) and issubclass(a, np.generic)) else a
-  if a == bfloat16 or (isinstance(a, type) and a is ml_dtypes.bfloat16):
-    return b in (np.floating, np.inexact, np.number, np.generic, ml_dtypes.bfloat16) or (
-        not isinstance(b, type) and np.dtype(b) == bfloat16)
-  return np.issubdtype(a, b)
+  """NumPy's issubdtype, extended to the ml_dtypes types: bfloat16 and the
+  narrow floats are floating, int1/int2/int4 signed and uint1/uint2/uint4
+  unsigned integers (NumPy sees them all as void types)."""
+  a, b = _scalar_type(a), _scalar_type(b)
+  if a in _CUSTOM_FLOAT_TYPES:
+    return b in (a, np.floating, np.inexact, np.number, np.generic)
+  if a in _NARROW_SIGNED_TYPES:
+    return b in (a, np.signedinteger, np.integer, np.number, np.generic)
+  if a in _NARROW_UNSIGNED_TYPES:
+    return b in (a, np.unsignedinteger, np.integer, np.number, np.generic)
+  return bool(np.issubdtype(a, b))
+
+
+_SIGNED = (int8, int16, int32, int64) + NARROW_SIGNED_DTYPES
+_UNSIGNED = (uint8, uint16, uint32, uint64) + NARROW_UNSIGNED_DTYPES
+_REAL_FLOATING = (bfloat16, float16, float32, float64) + NARROW_FLOAT_DTYPES
+_COMPLEX_FLOATING = (complex64, complex128)
+_DTYPE_KINDS = {
+    "bool": (bool_,),
+    "signed integer": _SIGNED,
+    "unsigned integer": _UNSIGNED,
+    "integral": _SIGNED + _UNSIGNED,
+    "real floating": _REAL_FLOATING,
+    "complex floating": _COMPLEX_FLOATING,
+    "numeric": _SIGNED + _UNSIGNED + _REAL_FLOATING + _COMPLEX_FLOATING,
+}
+
+
+def isdtype(dtype, kind):
+  """Whether `dtype` is of `kind` (the array API's `isdtype`, as `jnp.isdtype`).
+
+  `kind` is a dtype (equality), one of the names "bool", "signed integer",
+  "unsigned integer", "integral", "real floating", "complex floating",
+  "numeric", or a tuple of these (any matches). The narrow ml_dtypes types
+  count as integral / real floating.
+  """
+  dtype = np.dtype(dtype)
+  options = set()
+  for k in kind if isinstance(kind, tuple) else (kind,):
+    if isinstance(k, str) and k in _DTYPE_KINDS:
+      options.update(_DTYPE_KINDS[k])
+      continue
+    try:
+      options.add(np.dtype(k))
+    except TypeError as e:
+      if isinstance(k, str):
+        raise ValueError(f"Unrecognized kind={k!r}: expected one of "
+                         f"{list(_DTYPE_KINDS)}, or a compatible input for "
+                         "jnp.dtype()") from None
+      raise TypeError(f"Expected kind to be a dtype, string, or tuple; got kind={k!r}") from e
+  return dtype in options
 
 
 def is_float(dt):
@@ -252,21 +348,19 @@ def is_bool(dt):
 
 
 def finfo(dt):
-  """Machine limits of a float type (bfloat16 included)."""
+  """Machine limits of a float type (bfloat16 and the narrow floats included)."""
   return ml_dtypes.finfo(np.dtype(dt))
 
 
 def iinfo(dt):
-  return np.iinfo(np.dtype(dt))
+  """Machine limits of an integer type (int4 and the other narrow ones included)."""
+  return ml_dtypes.iinfo(np.dtype(dt))
 
 
 def short_name(dt):
-  """The short name used in jaxprs: f32, i32, u8, bf16, bool, c64, ..."""
+  """The short name used in jaxprs: f32, i32, u8, bf16, bool, c64, f8_e4m3fn, i4, ..."""
   dt = np.dtype(dt)
   if dt == float0:
     return "float0"
-  if dt == bool_:
-    return "bool"
-  if dt == bfloat16:
-    return "bf16"
-  return f"{dt.kind}{dt.itemsize * 8}"
+  return (dt.name.replace("float", "f").replace("uint", "u").replace("int", "i")
+          .replace("complex", "c"))

@@ -19,9 +19,16 @@ from refimpl import dtypes
 ALL = list(dtypes.SUPPORTED_DTYPES)
 
 
+def _promote_or_error(a, b):
+  try:
+    return dtypes.promote_types(a, b)
+  except dtypes.TypePromotionError:
+    return "no promotion path"
+
+
 @given(st.sampled_from(ALL), st.sampled_from(ALL))
 def test_promotion_is_commutative(a, b):
-  assert dtypes.promote_types(a, b) == dtypes.promote_types(b, a)
+  assert _promote_or_error(a, b) == _promote_or_error(b, a)
 
 
 def test_promotion_through_the_weak_float_is_not_associative():
@@ -76,3 +83,40 @@ def test_x64_from_environment():
 def test_short_names():
   assert [dtypes.short_name(d) for d in (np.float32, dtypes.bfloat16, np.bool_, np.uint8,
                                          np.complex64)] == ["f32", "bf16", "bool", "u8", "c64"]
+  assert [dtypes.short_name(d) for d in (dtypes.float8_e4m3fn, dtypes.int4, dtypes.uint2,
+                                         dtypes.float4_e2m1fn)] == ["f8_e4m3fn", "i4", "u2",
+                                                                    "f4_e2m1fn"]
+
+
+@given(st.sampled_from(dtypes.NARROW_INT_DTYPES + dtypes.NARROW_FLOAT_DTYPES),
+       st.sampled_from(ALL))
+def test_narrow_types_promote_only_with_weak_types_and_bool(narrow, other):
+  """As JAX's lattice: nothing lies above a narrow type, so it promotes only
+  with itself, bool, Python scalars of its kind (or lower) and, for a narrow
+  float, the integer types (which lie below the weak float)."""
+  below = (narrow, dtypes.bool_) + (
+      (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8,
+       dtypes.uint16, dtypes.uint32, dtypes.uint64)
+      if narrow in dtypes.NARROW_FLOAT_DTYPES else ())
+  if other in below:
+    assert dtypes.promote_types(narrow, other) == narrow
+  else:
+    with pytest.raises(dtypes.TypePromotionError, match="implicit promotion"):
+      dtypes.promote_types(narrow, other)
+  x = np.zeros(2, narrow)
+  assert dtypes.result_type_and_weak_type(x, 1) == (narrow, False)
+  if narrow in dtypes.NARROW_FLOAT_DTYPES:
+    assert dtypes.result_type_and_weak_type(x, 1.0) == (narrow, False)
+  else:  # the weak float is not above a narrow integer either
+    with pytest.raises(dtypes.TypePromotionError, match="4-bit integers"):
+      dtypes.result_type_and_weak_type(x, 1.0)
+
+
+def test_narrow_types_categories():
+  assert dtypes.is_float(dtypes.float8_e4m3fn) and dtypes.is_inexact(dtypes.float4_e2m1fn)
+  assert not dtypes.is_complex(dtypes.float8_e5m2)
+  assert dtypes.is_integer(dtypes.int4) and not dtypes.is_unsigned(dtypes.int4)
+  assert dtypes.is_unsigned(dtypes.uint2)
+  assert not dtypes.issubdtype(dtypes.uint4, np.signedinteger)
+  assert dtypes.iinfo(dtypes.int4).min == -8 and dtypes.iinfo(dtypes.uint2).max == 3
+  assert dtypes.finfo(dtypes.float8_e4m3fn).max == 448

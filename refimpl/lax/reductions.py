@@ -1,5 +1,6 @@
-"""Reduction primitives: reduce_sum/prod/max/min/and/or/xor, argmax/argmin,
-and the cumulative reductions cumsum/cumprod/cummax/cummin.
+"""Reduction primitives: reduce_sum/prod/max/min/and/or/xor, the generic
+`reduce` (any scalar computation, given as a jaxpr), argmax/argmin, and the
+cumulative reductions cumsum/cumprod/cummax/cummin/cumlogsumexp.
 
 Shape rule (reduce_*, argmax, argmin): `axes` are distinct dimensions of the
 operand and the result has them removed. Cumulative reductions keep the
@@ -12,20 +13,26 @@ sums and products wrap around modulo 2**bits. A reduction over an empty set
 of elements gives the identity of its operation.
 """
 
+import math
 import operator
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive, ShapedArray, get_aval
+from refimpl.interpreters.eval import eval_closed_jaxpr
+from refimpl.interpreters.partial_eval import trace_to_jaxpr
 from refimpl.lax import elementwise
-from refimpl.lax.rules import (ANY, INT_OR_BOOL, NUMBER, as_dtype, canonical_axes,
+from refimpl.lax.rules import (ANY, FLOAT, INT_OR_BOOL, NUMBER, as_dtype, canonical_axes,
                                check_dtype)
 from refimpl.lax.shapes import canonicalize_axis
 
 __all__ = ['reduce', 'reduce_sum', 'reduce_prod', 'reduce_max', 'reduce_min',
            'reduce_and', 'reduce_or', 'reduce_xor', 'argmax', 'argmin',
-           'cumsum', 'cumprod', 'cummax', 'cummin']
+           'cumsum', 'cumprod', 'cummax', 'cummin', 'cumlogsumexp',
+           'reduce_p', 'reduce_sum_p', 'reduce_prod_p', 'reduce_max_p', 'reduce_min_p',
+           'reduce_and_p', 'reduce_or_p', 'reduce_xor_p', 'argmax_p', 'argmin_p',
+           'cumsum_p', 'cumprod_p', 'cummax_p', 'cummin_p', 'cumlogsumexp_p']
 
 
 def _reduced_aval(name, operand, axes, category):
@@ -168,34 +175,164 @@ def _and_identity(dtype):
   return True if dtypes.is_bool(dtype) else np.array(-1).astype(dtype)
 
 
-def reduce(operands, init_values, computation, dimensions):
-  """`lax.reduce` for the monoids that have primitives.
+# --- the generic reduction -------------------------------------------------------------
 
-  `computation` must be one of lax.add, mul, max, min, bitwise_and,
-  bitwise_or, bitwise_xor, with `init_values` its identity; the reduction
-  then lowers to the matching reduce_* primitive, as JAX does. General
-  reducer functions are not supported (NotImplementedError).
+reduce_p = Primitive("reduce")
+reduce_p.multiple_results = True
+
+
+@reduce_p.def_impl
+def _reduce_reference(*operands_and_inits, jaxpr, dimensions):
+  """Reduces n operands together over `dimensions` with a scalar computation.
+
+  The first n arguments are the operands, the last n their initial values.
+  `jaxpr` is the computation: a closed jaxpr taking 2n scalars, an
+  accumulator (n values) then one element of each operand, and returning
+  the new accumulator (n values). For each result position the accumulator
+  starts at the initial values and is combined with the elements of the
+  reduced dimensions one at a time, in row-major order of those dimensions
+  (a left fold); an empty reduction gives the initial values. XLA assumes
+  the computation is a monoid with the initial values as identity and may
+  combine in any order, so only for monoids do other orders agree.
+
+  Shape rule: operands of one shape, scalar initial values of the operands'
+  dtypes, distinct `dimensions` in range, and a computation mapping those
+  scalars to the same types. Each result has its operand's shape with
+  `dimensions` removed and its dtype; it is weak when both the operand and
+  its initial value are.
   """
-  single = not isinstance(operands, (tuple, list))
-  if not single:
-    if len(operands) != 1:
-      raise NotImplementedError("lax.reduce of several operands is not supported")
-    operands, init_values = operands[0], init_values[0]
-  dtype = get_aval(operands).dtype
-  monoids = {"add": (reduce_sum, 0), "mul": (reduce_prod, 1),
-             "max": (reduce_max, _max_identity(dtype)),
-             "min": (reduce_min, _min_identity(dtype)),
-             "bitwise_and": (reduce_and, _and_identity(dtype)),
-             "bitwise_or": (reduce_or, 0), "bitwise_xor": (reduce_xor, 0)}
-  for name, (reducer, identity) in monoids.items():
-    if computation is getattr(elementwise, name, None):
-      if not np.all(np.asarray(init_values) == np.asarray(identity)):
-        break
-      out = reducer(operands, dimensions)
-      return out if single else [out]
-  raise NotImplementedError(
-      "lax.reduce supports only add, mul, max, min and bitwise and/or/xor with their "
-      "identity as init value")
+  n = len(operands_and_inits) // 2
+  operands, inits = operands_and_inits[:n], operands_and_inits[n:]
+  reduced = sorted(dimensions)
+  kept = [d for d in range(operands[0].ndim) if d not in reduced]
+  out_shape = tuple(operands[0].shape[d] for d in kept)
+  out_size, reduced_size = math.prod(out_shape), math.prod(
+      operands[0].shape[d] for d in reduced)
+  rows = [np.transpose(op, kept + reduced).reshape(out_size, reduced_size)
+          for op in operands]
+  outs = [np.empty(out_size, op.dtype) for op in operands]
+  with core.eval_context():
+    for i in range(out_size):
+      acc = list(inits)
+      for j in range(reduced_size):
+        acc = [core.to_numpy(v) for v in
+               eval_closed_jaxpr(jaxpr, *acc, *(row[i, j] for row in rows))]
+      for out, value in zip(outs, acc):
+        out[i] = value
+  return [out.reshape(out_shape) for out in outs]
+
+
+@reduce_p.def_abstract_eval
+def _reduce_shape_rule(*operands_and_inits, jaxpr, dimensions):
+  if not operands_and_inits or len(operands_and_inits) % 2:
+    raise TypeError("reduce takes n operands and n initial values, got "
+                    f"{len(operands_and_inits)} arguments")
+  n = len(operands_and_inits) // 2
+  operands, inits = operands_and_inits[:n], operands_and_inits[n:]
+  if any(op.shape != operands[0].shape for op in operands[1:]):
+    raise ValueError("reduce operands must all have the same shape, got "
+                     f"{[op.shape for op in operands]}")
+  if any(init.shape != () for init in inits):
+    raise ValueError(f"reduce found non-scalar initial value: {[i.shape for i in inits]}")
+  if [op.dtype for op in operands] != [init.dtype for init in inits]:
+    raise TypeError("reduce operand dtypes should match corresponding initial value "
+                    f"dtypes, got operands={list(operands)} and "
+                    f"initial_values={list(inits)}")
+  axes = canonical_axes("reduce", dimensions, operands[0].ndim)
+  scalars = [(init.shape, init.dtype) for init in inits]
+  if ([(a.shape, a.dtype) for a in jaxpr.in_avals] != scalars * 2
+      or [(a.shape, a.dtype) for a in jaxpr.out_avals] != scalars):
+    raise TypeError("reduce computation must map (accumulator, element) scalars of "
+                    f"the operand dtypes {[d.name for _, d in scalars]} to an "
+                    f"accumulator of the same types; got {jaxpr.in_avals} -> "
+                    f"{jaxpr.out_avals}")
+  shape = tuple(d for i, d in enumerate(operands[0].shape) if i not in axes)
+  return [ShapedArray(shape, op.dtype, op.weak_type and init.weak_type)
+          for op, init in zip(operands, inits)]
+
+
+def _concrete_scalar(x):
+  """The value of `x` if it is a concrete scalar, else None."""
+  value = x.to_concrete_value() if isinstance(x, core.Tracer) else x
+  if value is None or np.ndim(value) != 0:
+    return None
+  return np.asarray(value)
+
+
+def _monoid_reducer(computation, init_values):
+  """The reduce_* function for `computation` with its identity as init value.
+
+  As in JAX: one operand, `computation` one of lax.add, mul, max, min or
+  (for integers and booleans) bitwise_and/or/xor, and a concrete scalar
+  init value equal to that operation's identity. Otherwise None.
+  """
+  if len(init_values) != 1:
+    return None
+  value = _concrete_scalar(init_values[0])
+  if value is None:
+    return None
+  dtype = get_aval(init_values[0]).dtype
+  monoids = [(elementwise.add, reduce_sum, 0), (elementwise.mul, reduce_prod, 1),
+             (elementwise.max, reduce_max, _max_identity(dtype)),
+             (elementwise.min, reduce_min, _min_identity(dtype))]
+  if dtypes.is_integer(dtype) or dtypes.is_bool(dtype):
+    monoids += [(elementwise.bitwise_and, reduce_and, _and_identity(dtype)),
+                (elementwise.bitwise_or, reduce_or, 0),
+                (elementwise.bitwise_xor, reduce_xor, 0)]
+  for op, reducer, identity in monoids:
+    if computation is op:
+      return reducer if np.equal(value, np.asarray(identity).astype(dtype)) else None
+  return None
+
+
+def reduce(operands, init_values, computation, dimensions):
+  """Reduces `operands` (a pytree of arrays) over `dimensions`, starting from
+  `init_values` (a pytree of scalars of the same structure) and combining with
+  `computation(accumulator, element)`, a function of pytrees of scalars.
+
+  `computation` and `init_values` must form a monoid (an associative
+  operation and its identity) for XLA's result to be defined. lax.add, mul,
+  max, min and the bitwise ops with their identity lower to the reduce_*
+  primitives (returning an array); any other computation is traced to a
+  jaxpr and lowers to `reduce_p` (see its reference rule for the order).
+  """
+  flat_operands, operand_tree = tree_util.tree_flatten(operands)
+  flat_inits, init_tree = tree_util.tree_flatten(init_values)
+  if operand_tree != init_tree:
+    raise ValueError("Operands must have the same tree structure as init_values: "
+                     f"{operand_tree} vs. {init_tree}")
+  if len(flat_operands) != len(flat_inits):
+    raise ValueError("Must have same total number of operands as init_values: "
+                     f" {len(flat_operands)} vs. {len(flat_inits)}")
+  dimensions = _axes(dimensions)
+  monoid_reducer = _monoid_reducer(computation, flat_inits)
+  if monoid_reducer:
+    weak = (all(dtypes.is_weakly_typed(x) for x in flat_operands)
+            and all(dtypes.is_weakly_typed(x) for x in flat_inits))
+    out = monoid_reducer(flat_operands[0], dimensions)
+    return elementwise.convert_element_type(out, out.dtype, weak_type=weak)
+  jaxpr, out_tree = _reduction_jaxpr(computation, flat_inits, init_tree)
+  outs = reduce_p.bind(*flat_operands, *flat_inits, jaxpr=jaxpr, dimensions=dimensions)
+  return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _reduction_jaxpr(computation, flat_inits, init_tree):
+  """`computation` traced on (accumulator, element) scalars like the init values."""
+  avals = [get_aval(x) for x in flat_inits]
+  out_tree_box = []
+
+  def flat_computation(*scalars):
+    acc = tree_util.tree_unflatten(init_tree, scalars[:len(avals)])
+    x = tree_util.tree_unflatten(init_tree, scalars[len(avals):])
+    out_leaves, out_tree = tree_util.tree_flatten(computation(acc, x))
+    out_tree_box.append(out_tree)
+    return out_leaves
+
+  jaxpr = trace_to_jaxpr(flat_computation, avals * 2)
+  if any(isinstance(c, core.Tracer) for c in jaxpr.consts):
+    raise NotImplementedError("Reduction computations can't close over Tracers; pass "
+                              "traced values as operands instead.")
+  return jaxpr, out_tree_box[0]
 
 
 # --- argmax / argmin ---------------------------------------------------------------
@@ -316,6 +453,16 @@ cummin_p = _cumulative_primitive(
 
     Once a NaN is met, every later element is NaN.""")
 
+cumlogsumexp_p = _cumulative_primitive(
+    "cumlogsumexp", FLOAT,
+    lambda x, axis: np.logaddexp.accumulate(x.astype(np.float64), axis=axis),
+    """Running log-sum-exp along `axis` (from the end when `reverse`), floats only.
+
+    Element i is log(exp(x[0]) + ... + exp(x[i])), computed stably in double
+    precision (a running logaddexp) and rounded once: -inf elements add
+    nothing, +inf gives +inf from there on, NaN propagates. Shape and dtype
+    unchanged.""")
+
 
 def _cumulative(prim, operand, axis, reverse):
   axis = canonicalize_axis(axis, get_aval(operand).ndim)
@@ -336,3 +483,7 @@ def cummax(operand, axis=0, reverse=False):
 
 def cummin(operand, axis=0, reverse=False):
   return _cumulative(cummin_p, operand, axis, reverse)
+
+
+def cumlogsumexp(operand, axis=0, reverse=False):
+  return _cumulative(cumlogsumexp_p, operand, axis, reverse)

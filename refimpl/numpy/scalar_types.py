@@ -18,9 +18,12 @@ __all__ = [
     'bool', 'bool_', 'int8', 'int16', 'int32', 'int64', 'int_', 'uint8', 'uint16',
     'uint32', 'uint64', 'uint', 'float16', 'bfloat16', 'float32', 'float64', 'float_',
     'single', 'double', 'complex64', 'complex128', 'complex_', 'csingle', 'cdouble',
+    'float8_e3m4', 'float8_e4m3', 'float8_e4m3b11fnuz', 'float8_e4m3fn', 'float8_e4m3fnuz',
+    'float8_e5m2', 'float8_e5m2fnuz', 'float8_e8m0fnu', 'float6_e2m3fn', 'float6_e3m2fn',
+    'float4_e2m1fn', 'int1', 'int2', 'int4', 'uint1', 'uint2', 'uint4',
     'generic', 'number', 'integer', 'signedinteger', 'unsignedinteger', 'inexact',
     'floating', 'complexfloating', 'character', 'flexible', 'object_',
-    'dtype', 'iinfo', 'finfo', 'issubdtype', 'ndarray',
+    'dtype', 'iinfo', 'finfo', 'issubdtype', 'isdtype', 'can_cast', 'ndarray',
     'inf', 'nan', 'pi', 'e', 'euler_gamma', 'newaxis',
 ]
 
@@ -66,6 +69,26 @@ float64 = _scalar_type("float64", np.float64)
 complex64 = _scalar_type("complex64", np.complex64)
 complex128 = _scalar_type("complex128", np.complex128)
 
+# The narrow ml_dtypes types. They promote only with Python scalars (and, for
+# the floats, integers); see refimpl/dtypes.py.
+float8_e3m4 = _scalar_type("float8_e3m4", ml_dtypes.float8_e3m4)
+float8_e4m3 = _scalar_type("float8_e4m3", ml_dtypes.float8_e4m3)
+float8_e4m3b11fnuz = _scalar_type("float8_e4m3b11fnuz", ml_dtypes.float8_e4m3b11fnuz)
+float8_e4m3fn = _scalar_type("float8_e4m3fn", ml_dtypes.float8_e4m3fn)
+float8_e4m3fnuz = _scalar_type("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz)
+float8_e5m2 = _scalar_type("float8_e5m2", ml_dtypes.float8_e5m2)
+float8_e5m2fnuz = _scalar_type("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz)
+float8_e8m0fnu = _scalar_type("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu)
+float6_e2m3fn = _scalar_type("float6_e2m3fn", ml_dtypes.float6_e2m3fn)
+float6_e3m2fn = _scalar_type("float6_e3m2fn", ml_dtypes.float6_e3m2fn)
+float4_e2m1fn = _scalar_type("float4_e2m1fn", ml_dtypes.float4_e2m1fn)
+int1 = _scalar_type("int1", ml_dtypes.int1)
+int2 = _scalar_type("int2", ml_dtypes.int2)
+int4 = _scalar_type("int4", ml_dtypes.int4)
+uint1 = _scalar_type("uint1", ml_dtypes.uint1)
+uint2 = _scalar_type("uint2", ml_dtypes.uint2)
+uint4 = _scalar_type("uint4", ml_dtypes.uint4)
+
 # Aliases, as in JAX: the "default" types are the 64-bit ones (canonicalized
 # to 32 bits when x64 is off).
 bool = bool_  # noqa: A001
@@ -82,6 +105,10 @@ dtype = np.dtype
 iinfo = dtypes.iinfo
 finfo = dtypes.finfo
 issubdtype = dtypes.issubdtype
+isdtype = dtypes.isdtype
+can_cast = np.can_cast
+"""As in JAX, NumPy's own `can_cast` (casting="safe" by default); ml_dtypes
+registers its types' casts with NumPy, so bfloat16 and the narrow types work."""
 
 
 class _ArrayMeta(type):

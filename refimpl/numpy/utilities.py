@@ -1,3 +1,602 @@
-"""(being written)"""
+"""The rest of `jax.numpy`: type predicates, printing, I/O, `block`,
+`apply_along_axis`, bit packing, window functions, `einsum_path` and `ufunc`.
 
-__all__ = []
+Functions of values (iscomplex, packbits, the windows, ...) are built on lax,
+in the order JAX builds them. The I/O and printing functions need concrete
+values, as in JAX (they call NumPy). Two functions that JAX builds on `vmap`
+(`apply_along_axis`, and calling a `frompyfunc` ufunc) apply the function to
+each slice or element in a Python loop instead: same results, a longer jaxpr.
+"""
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from refimpl import core, dtypes, lax
+from refimpl.api import ShapeDtypeStruct, eval_shape
+from refimpl.lax.shapes import canonicalize_axis
+from refimpl.numpy.creation import (arange, asarray, broadcast_arrays, broadcast_to,
+                                    concrete, ensure_arraylike)
+from refimpl.numpy.manipulation import (concatenate, expand_dims, moveaxis, pad, ravel,
+                                        reshape, stack, swapaxes, transpose)
+from refimpl.numpy import ufuncs
+from refimpl.numpy.reductions import sum as _sum
+from refimpl.numpy.util import check_arraylike
+
+__all__ = [
+    'ComplexWarning', 'iscomplex', 'iscomplexobj', 'isreal', 'isrealobj', 'isscalar',
+    'iterable', 'array_repr', 'array_str', 'get_printoptions', 'set_printoptions',
+    'printoptions', 'frombuffer', 'fromfile', 'fromiter', 'fromstring', 'from_dlpack',
+    'load', 'save', 'savez', 'block', 'apply_along_axis', 'apply_over_axes', 'packbits',
+    'unpackbits', 'bartlett', 'blackman', 'hamming', 'hanning', 'kaiser', 'einsum_path',
+    'ufunc', 'frompyfunc',
+]
+
+
+# --- type predicates ------------------------------------------------------------------
+
+ComplexWarning = np.exceptions.ComplexWarning
+iterable = np.iterable
+
+
+def iscomplex(x):
+  """Elementwise: whether the imaginary part is nonzero (False for real dtypes)."""
+  i = ufuncs.imag(x)
+  return lax.ne(i, np.zeros((), i.dtype))
+
+
+def isreal(x):
+  """Elementwise: whether the imaginary part is zero (True for real dtypes)."""
+  i = ufuncs.imag(x)
+  return lax.eq(i, np.zeros((), i.dtype))
+
+
+def iscomplexobj(x):
+  """Whether `x` has a complex dtype (its values are not inspected)."""
+  if x is None:
+    return False
+  dtype = x.dtype if hasattr(x, "dtype") else asarray(x).dtype
+  return dtypes.issubdtype(dtype, np.complexfloating)
+
+
+def isrealobj(x):
+  return not iscomplexobj(x)
+
+
+def isscalar(element):
+  """True for scalars and for 0-d arrays (NumPy's, JAX's, and tracers).
+
+  Unlike `np.isscalar`, a 0-d array counts: a Python scalar passed to a
+  jitted function becomes one, and the answer must not change under jit.
+  """
+  if np.isscalar(element):
+    return True
+  if isinstance(element, (np.ndarray, core.ConcreteArray, core.Tracer)):
+    return element.ndim == 0
+  if hasattr(element, "__jax_array__"):
+    return asarray(element).ndim == 0
+  return False
+
+
+# --- printing (concrete values) ---------------------------------------------------------
+
+get_printoptions = np.get_printoptions
+set_printoptions = np.set_printoptions
+printoptions = np.printoptions
+
+
+def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
+  """NumPy's `array_repr` of the values, named as an Array: `Array([1., 2.], dtype=float32)`."""
+  text = np.array_repr(np.asarray(arr), max_line_width, precision, suppress_small)
+  return "Array" + text[len("array"):]
+
+
+def array_str(a, max_line_width=None, precision=None, suppress_small=None):
+  """NumPy's `array_str` of the values: `[1. 2.]`."""
+  return np.array_str(np.asarray(a), max_line_width, precision, suppress_small)
+
+
+# --- I/O and conversion (concrete values) ---------------------------------------------
+
+save = np.save
+savez = np.savez
+
+
+def load(file, *args, **kwargs):
+  """`np.load`, returning an Array for a `.npy` file (bfloat16 restored).
+
+  NumPy stores bfloat16 as the opaque 2-byte type `V2`; it is read back as
+  bfloat16. `.npz` archives and unsupported dtypes come back as NumPy does.
+  """
+  out = np.load(file, *args, **kwargs)
+  if isinstance(out, np.ndarray):
+    if out.dtype == np.dtype("V2"):
+      out = out.view(dtypes.bfloat16)
+    try:
+      out = asarray(out)
+    except TypeError:
+      pass
+  return out
+
+
+def frombuffer(buffer, dtype=float, count=-1, offset=0):
+  """An Array of the data in `buffer` (bytes-like), read as `np.frombuffer` does."""
+  return asarray(np.frombuffer(buffer=buffer, dtype=dtype, count=count, offset=offset))
+
+
+def fromstring(string, dtype=float, count=-1, *, sep):
+  """An Array of the numbers in text `string`, separated by `sep`."""
+  return asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+  """An Array of the data of `x`, an object with `__dlpack__` (NumPy, PyTorch, ...)."""
+  return asarray(np.from_dlpack(x))
+
+
+def _impure(name, what):
+  def fun(*args, **kwargs):
+    raise NotImplementedError(
+        f"jnp.{name}() is not implemented because it may be non-pure and thus unsafe "
+        f"for use with JIT and other JAX transformations (it consumes the {what}). "
+        f"Consider using jnp.asarray(np.{name}(...)) instead, outside of "
+        "transformations.")
+  fun.__name__ = name
+  fun.__doc__ = (f"Left unimplemented, as in JAX: reading a {what} is a side effect. "
+                 f"Use `jnp.asarray(np.{name}(...))`.")
+  return fun
+
+
+fromfile = _impure("fromfile", "file object")
+fromiter = _impure("fromiter", "iterable object")
+
+
+# --- block, apply_along_axis, apply_over_axes --------------------------------------------
+
+def _at_least_rank(x, rank):
+  ndim = np.ndim(x)
+  return lax.broadcast(x, (1,) * (rank - ndim)) if ndim < rank else x
+
+
+def _block(xs):
+  """(array, depth) of a nested list; lists at depth d join along axis -d."""
+  if isinstance(xs, tuple):
+    raise ValueError(f"jax.numpy.block does not allow tuples, got {xs}")
+  if not isinstance(xs, list):
+    return asarray(xs), 1
+  if not xs:
+    raise ValueError("jax.numpy.block does not allow empty list arguments")
+  parts, depths = zip(*(_block(x) for x in xs))
+  if any(d != depths[0] for d in depths[1:]):
+    raise ValueError("Mismatched list depths in jax.numpy.block")
+  rank = builtins.max(depths[0], builtins.max(np.ndim(x) for x in parts))
+  parts = [_at_least_rank(x, rank) for x in parts]
+  return concatenate(parts, axis=-depths[0]), depths[0] + 1
+
+
+def block(arrays):
+  """An array assembled from nested lists of blocks, as `np.block`.
+
+  The innermost lists join along the last axis, the next ones along the
+  second-to-last, and so on; blocks get leading size-1 axes until all have the
+  rank of the deepest nesting (or of the largest block). Tuples are rejected.
+  """
+  return _block(arrays)[0]
+
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+  """`func1d(v, *args, **kwargs)` for every 1-D slice `v` along `axis`.
+
+  The result has shape `arr.shape[:axis] + out.shape + arr.shape[axis+1:]`,
+  where `out` is what `func1d` returns. JAX maps `func1d` with `vmap`; here
+  it is applied to each slice in turn and the results are stacked (the
+  values are the same). With no slices (a zero-size other axis), the result
+  is zeros of the shape and dtype `func1d` would give.
+  """
+  check_arraylike("apply_along_axis", arr)
+  arr = asarray(arr)
+  axis = canonicalize_axis(axis, arr.ndim)
+  batch_shape = arr.shape[:axis] + arr.shape[axis + 1:]
+  slices = reshape(moveaxis(arr, axis, -1), (math.prod(batch_shape), arr.shape[axis]))
+  func = lambda v: asarray(func1d(v, *args, **kwargs))
+  if slices.shape[0]:
+    out = stack([func(slices[i]) for i in range(slices.shape[0])])
+  else:
+    struct = eval_shape(func, ShapeDtypeStruct(slices.shape[1:], slices.dtype))
+    out = lax.full((0, *struct.shape), 0, struct.dtype)
+  out_ndim = out.ndim - 1
+  out = reshape(out, batch_shape + out.shape[1:])
+  # Batch axes before `axis` stay in front; the function's axes come next.
+  perm = (*range(axis), *range(len(batch_shape), len(batch_shape) + out_ndim),
+          *range(axis, len(batch_shape)))
+  return transpose(out, perm)
+
+
+def apply_over_axes(func, a, axes):
+  """`a = func(a, axis)` for each axis in turn; a result with one axis fewer
+  gets it back (size 1), as `np.apply_over_axes`."""
+  a = asarray(a)
+  for axis in axes:
+    b = func(a, axis)
+    if b.ndim == a.ndim:
+      a = b
+    elif b.ndim == a.ndim - 1:
+      a = expand_dims(b, axis)
+    else:
+      raise ValueError("function is not returning an array of the correct shape")
+  return a
+
+
+# --- bit packing ----------------------------------------------------------------------
+
+def packbits(a, axis=None, bitorder="big"):
+  """Packs the truth values of `a` into the bits of uint8 values, 8 per byte.
+
+  Along `axis` (the flattened array if None), groups of 8 elements become
+  one byte, the first element in the most significant bit ("big") or the
+  least significant ("little"). A last incomplete group is padded with 0s.
+  """
+  arr = ensure_arraylike("packbits", a)
+  if not (dtypes.is_integer(arr.dtype) or dtypes.is_bool(arr.dtype)):
+    raise TypeError("Expected an input array of integer or boolean data type")
+  if bitorder not in ("little", "big"):
+    raise ValueError("'order' must be either 'little' or 'big'")
+  arr = lax.convert_element_type(lax.ne(arr, np.zeros((), arr.dtype)), np.uint8)
+  bits = arange(8, dtype=np.uint8)
+  if bitorder == "big":
+    bits = bits[::-1]
+  if axis is None:
+    arr = ravel(arr)
+    axis = 0
+  arr = swapaxes(arr, axis, -1)
+  remainder = arr.shape[-1] % 8
+  if remainder:
+    arr = lax.pad(arr, np.uint8(0), [(0, 0, 0)] * (arr.ndim - 1) + [(0, 8 - remainder, 0)])
+  arr = reshape(arr, arr.shape[:-1] + (arr.shape[-1] // 8, 8))
+  bits = expand_dims(bits, tuple(range(arr.ndim - 1)))
+  packed = _sum(arr << bits, axis=-1).astype(np.uint8)
+  return swapaxes(packed, axis, -1)
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+  """Unpacks each uint8 of `a` into 8 elements (0 or 1, uint8) along `axis`.
+
+  The inverse of `packbits` (the flattened array if `axis` is None). `count`
+  keeps that many bits along the axis (a negative count drops that many
+  from the end; a count past the end pads with 0s).
+  """
+  arr = ensure_arraylike("unpackbits", a)
+  if arr.dtype != np.uint8:
+    raise TypeError("Expected an input array of unsigned byte data type")
+  if bitorder not in ("little", "big"):
+    raise ValueError("'order' must be either 'little' or 'big'")
+  bits = asarray(1) << arange(8, dtype=np.uint8)
+  if bitorder == "big":
+    bits = bits[::-1]
+  if axis is None:
+    arr = ravel(arr)
+    axis = 0
+  arr = swapaxes(arr, axis, -1)
+  masked = expand_dims(arr, -1) & expand_dims(bits, tuple(range(arr.ndim)))
+  unpacked = (masked > 0).astype(np.uint8)
+  unpacked = reshape(unpacked, unpacked.shape[:-2] + (unpacked.shape[-2] * 8,))
+  if count is not None:
+    if count > unpacked.shape[-1]:
+      widths = [(0, 0)] * (unpacked.ndim - 1) + [(0, count - unpacked.shape[-1])]
+      unpacked = pad(unpacked, widths)
+    else:
+      unpacked = unpacked[..., :count]
+  return swapaxes(unpacked, axis, -1)
+
+
+# --- window functions -------------------------------------------------------------------
+
+def _window(M, name):
+  """(M, n): the window size (concrete) and `iota` of it in the default float
+  type, or (M, None) for M <= 1, whose window is all ones."""
+  M = int(concrete(M, f"M argument of jnp.{name}"))
+  if M <= 1:
+    return M, None
+  return M, lax.iota(dtypes.default_float_dtype(), M)
+
+
+def _ones_window(M):
+  return lax.full((M,), 1, dtypes.default_float_dtype())
+
+
+def bartlett(M):
+  """The triangular window `1 - |2n + 1 - M| / (M - 1)` of size M (float32)."""
+  M, n = _window(M, "bartlett")
+  if n is None:
+    return _ones_window(M)
+  return 1 - ufuncs.abs(2 * n + 1 - M) / (M - 1)
+
+
+def blackman(M):
+  """The Blackman window `0.42 - 0.5 cos(2πn/(M-1)) + 0.08 cos(4πn/(M-1))`."""
+  M, n = _window(M, "blackman")
+  if n is None:
+    return _ones_window(M)
+  return (0.42 - 0.5 * ufuncs.cos(2 * np.pi * n / (M - 1))
+          + 0.08 * ufuncs.cos(4 * np.pi * n / (M - 1)))
+
+
+def hamming(M):
+  """The Hamming window `0.54 - 0.46 cos(2πn/(M-1))`."""
+  M, n = _window(M, "hamming")
+  if n is None:
+    return _ones_window(M)
+  return 0.54 - 0.46 * ufuncs.cos(2 * np.pi * n / (M - 1))
+
+
+def hanning(M):
+  """The Hann window `0.5 (1 - cos(2πn/(M-1)))`."""
+  M, n = _window(M, "hanning")
+  if n is None:
+    return _ones_window(M)
+  return 0.5 * (1 - ufuncs.cos(2 * np.pi * n / (M - 1)))
+
+
+def kaiser(M, beta):
+  """The Kaiser window `i0(beta sqrt(1 - ((n - α)/α)²)) / i0(beta)`, α = (M-1)/2."""
+  from refimpl.scipy.special import i0  # refimpl.scipy builds on this package
+  M, n = _window(M, "kaiser")
+  if n is None:
+    return _ones_window(M)
+  alpha = 0.5 * (M - 1)
+  return i0(beta * ufuncs.sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)
+
+
+# --- einsum_path ----------------------------------------------------------------------
+
+def einsum_path(subscripts, /, *operands, optimize="auto"):
+  """The contraction order `np.einsum_path` finds for operands of these shapes.
+
+  Returns NumPy's `(path, description)`, where `path` is
+  `['einsum_path', (i, j), ...]`. Only shapes matter, so operands may be
+  traced. `optimize`: True means "optimal", False no reordering, "auto"
+  "optimal" for up to 4 operands and "greedy" beyond, and "greedy",
+  "optimal" or an explicit path as NumPy takes them. (JAX answers with
+  opt_einsum's `contract_path`, a list of pairs and a `PathInfo`.)
+  """
+  if isinstance(optimize, bool):
+    optimize = "optimal" if optimize else False
+  elif optimize == "auto":
+    optimize = "optimal" if len(operands) <= 4 else "greedy"
+  shapes = [x.shape if hasattr(x, "shape") else np.shape(x) for x in operands]
+  stand_ins = [np.broadcast_to(np.float32(0), shape) for shape in shapes]  # no data
+  return np.einsum_path(subscripts, *stand_ins, optimize=optimize)
+
+
+# --- ufunc ------------------------------------------------------------------------------
+
+def _stand_in(x):
+  """A scalar ShapeDtypeStruct of `x`'s dtype and weak type (for eval_shape)."""
+  aval = core.get_aval(x)
+  return ShapeDtypeStruct((), aval.dtype, weak_type=aval.weak_type)
+
+
+class ufunc:
+  """A universal function: `func` of `nin` scalars (giving `nout` values)
+  applied elementwise to broadcast arrays, with NumPy's ufunc methods.
+
+  `jnp.frompyfunc(func, nin, nout, identity=...)` makes one. Calling it
+  broadcasts the arguments and applies `func` to each element in turn (JAX
+  maps it with `vmap`: same values); `outer`, `reduce`, `accumulate`, `at` and
+  `reduceat` are built on calls, so `func` need only handle scalars.
+  (In JAX the jnp ufuncs such as `jnp.add` are themselves `ufunc` objects;
+  here they are plain functions.)
+  """
+
+  def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None):
+    self._func = func
+    self.__name__ = name or func.__name__
+    self.__doc__ = func.__doc__
+    self._nin, self._nout = operator.index(nin), operator.index(nout)
+    self._nargs = operator.index(nargs or nin)
+    self._identity = identity
+
+  nin = property(lambda self: self._nin)
+  nout = property(lambda self: self._nout)
+  nargs = property(lambda self: self._nargs)
+  identity = property(lambda self: self._identity)
+
+  def _key(self):
+    return (self._func, self.__name__, self._identity, self._nin, self._nout, self._nargs)
+
+  def __hash__(self):
+    return hash(self._key())
+
+  def __eq__(self, other):
+    return isinstance(other, ufunc) and self._key() == other._key()
+
+  def __repr__(self):
+    return f"<jnp.ufunc '{self.__name__}'>"
+
+  def __call__(self, *args, out=None, where=None):
+    check_arraylike(self.__name__, *args)
+    if out is not None:
+      raise NotImplementedError(f"out argument of {self}")
+    if where is not None:
+      raise NotImplementedError(f"where argument of {self}")
+    return self._elementwise(*args)
+
+  def _elementwise(self, *args):
+    """`func` applied to each element of the broadcast `args`, results stacked."""
+    args = broadcast_arrays(*args)
+    shape = args[0].shape if args else ()
+    as_tuple = lambda out: tuple(out) if self.nout > 1 else (out,)
+    if shape == ():
+      outs = [asarray(o) for o in as_tuple(self._func(*args))]
+    elif math.prod(shape) == 0:
+      structs = as_tuple(eval_shape(self._func, *map(_stand_in, args)))
+      outs = [lax.full(shape, 0, s.dtype) for s in structs]
+    else:
+      flat = [ravel(x) for x in args]
+      per_element = [as_tuple(self._func(*(x[i] for x in flat)))
+                     for i in range(flat[0].shape[0])]
+      outs = [reshape(stack([asarray(o[k]) for o in per_element]), shape)
+              for k in range(self.nout)]
+    return tuple(outs) if self.nout > 1 else outs[0]
+
+  def _check_binary(self, method):
+    if self.nin != 2:
+      raise ValueError(f"{method} only supported for binary ufuncs")
+    if self.nout != 1:
+      raise ValueError(f"{method} only supported for functions returning a single value")
+
+  def _result_dtype(self, arr):
+    """The dtype of `func(x, x)` for elements `x` of `arr`."""
+    return eval_shape(self._func, _stand_in(arr), _stand_in(arr)).dtype
+
+  def outer(self, A, B, /):
+    """`func(a, b)` for every pair: the result has shape `A.shape + B.shape`."""
+    self._check_binary("outer")
+    check_arraylike(f"{self.__name__}.outer", A, B)
+    A, B = asarray(A), asarray(B)
+    return self(lax.expand_dims(A, range(A.ndim, A.ndim + B.ndim)), B)
+
+  def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None,
+             where=None):
+    """Folds `func` over `axis` (None: all axes) from the first element (or
+    from `initial`, else the identity, when given), as `np.ufunc.reduce`.
+
+    `where` (boolean, broadcast to `a`) skips elements; it needs an identity
+    or `initial`. An empty axis gives `initial` (or the identity), and is a
+    ValueError when there is neither. A tuple of axes is not supported.
+    """
+    self._check_binary("reduce")
+    check_arraylike(f"{self.__name__}.reduce", a)
+    if out is not None:
+      raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
+    if initial is not None:
+      check_arraylike(f"{self.__name__}.reduce", initial)
+    if where is not None:
+      check_arraylike(f"{self.__name__}.reduce", where)
+      if self.identity is None and initial is None:
+        raise ValueError(f"reduction operation {self.__name__!r} does not have an "
+                         "identity, so to use a where mask one has to specify 'initial'.")
+      if dtypes.dtype(where) != dtypes.bool_:
+        raise ValueError(f"where argument must have dtype=bool; got dtype={dtypes.dtype(where)}")
+    arr = asarray(a)
+    initial = self.identity if initial is None else initial
+    dtype = self._result_dtype(arr) if dtype is None else dtypes.canonicalize_dtype(dtype)
+    if where is not None:
+      where = broadcast_to(where, arr.shape)
+    if isinstance(axis, tuple):
+      raise NotImplementedError("tuple of axes")
+    if axis is None:
+      final_shape = (1,) * arr.ndim if keepdims else ()
+      arr = ravel(arr)
+      where = None if where is None else ravel(where)
+      axis = 0
+    else:
+      axis = canonicalize_axis(axis, arr.ndim)
+      final_shape = arr.shape[:axis] + (1,) * keepdims + arr.shape[axis + 1:]
+    arr = moveaxis(arr, axis, 0)
+    where = None if where is None else moveaxis(where, axis, 0)
+    if arr.shape[0] == 0:
+      if initial is None:
+        raise ValueError(f"zero-size array to reduction operation {self.__name__} "
+                         "which has no identity")
+      return lax.full(final_shape, initial, dtype)
+    if initial is None:
+      start, result = 1, arr[0]
+    else:
+      start, result = 0, initial
+    result = broadcast_to(asarray(result).astype(dtype), arr.shape[1:])
+    for i in range(start, arr.shape[0]):
+      step = self(result, arr[i].astype(dtype))
+      result = step if where is None else ufuncs.where(where[i], step, result)
+    return reshape(result, final_shape) if keepdims else result
+
+  def accumulate(self, a, axis=0, dtype=None, out=None):
+    """The running fold of `func` along `axis`: `out[0] = a[0]`,
+    `out[i] = func(out[i-1], a[i])`, as `np.ufunc.accumulate`."""
+    self._check_binary("accumulate")
+    if out is not None:
+      raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
+    check_arraylike(f"{self.__name__}.accumulate", a)
+    arr = asarray(a)
+    dtype = self._result_dtype(arr) if dtype is None else dtypes.canonicalize_dtype(dtype)
+    if axis is None or isinstance(axis, tuple):
+      raise ValueError("accumulate does not allow multiple axes")
+    axis = canonicalize_axis(axis, arr.ndim)
+    if arr.size == 0:
+      return lax.full(arr.shape, 0, dtype)
+    arr = moveaxis(arr, axis, 0)
+    results = [arr[0].astype(dtype)]
+    for i in range(1, arr.shape[0]):
+      results.append(self(results[-1], arr[i].astype(dtype)))
+    return moveaxis(stack(results), 0, axis)
+
+  def at(self, a, indices, b=None, /, *, inplace=True):
+    """A copy of `a` with `func` applied at `indices` (with values `b` for a
+    binary ufunc); repeated indices apply it repeatedly, in order.
+
+    JAX arrays are immutable: pass `inplace=False` to get the updated copy.
+    """
+    if inplace:
+      raise NotImplementedError(
+          "Because JAX arrays are immutable, jnp.ufunc.at() cannot operate inplace "
+          "like np.ufunc.at(). Instead, you can pass inplace=False and capture the "
+          "result; e.g.\n>>> arr = jnp.add.at(arr, ind, val, inplace=False)")
+    args = () if b is None else (b,)
+    check_arraylike(f"{self.__name__}.at", a, *args)
+    dtype = eval_shape(self._func, _stand_in(a), *map(_stand_in, args)).dtype
+    a = asarray(a).astype(dtype)
+    args = tuple(asarray(x).astype(dtype) for x in args)
+    indices = indices if isinstance(indices, tuple) else (indices,)
+    if not indices:
+      return a
+    index_shapes = [np.shape(i) for i in indices if not isinstance(i, slice)]
+    shape = np.broadcast_shapes(*index_shapes) if index_shapes else ()
+    if not shape:
+      return a.at[indices].set(self(a.at[indices].get(), *args))
+    if args:
+      value_shape = args[0].shape[len(shape):]
+      args = (reshape(broadcast_to(args[0], shape + value_shape),
+                      (math.prod(shape),) + value_shape),)
+    indices = [i if isinstance(i, slice) else ravel(broadcast_to(asarray(i), shape))
+               for i in indices]
+    for k in range(math.prod(shape)):
+      idx = tuple(i if isinstance(i, slice) else i[k] for i in indices)
+      a = a.at[idx].set(self(a.at[idx].get(), *(x[k] for x in args)))
+    return a
+
+  def reduceat(self, a, indices, axis=0, dtype=None, out=None):
+    """Folds `func` over the segments `a[indices[j]:indices[j+1]]` along
+    `axis` (the last to the end); where `indices[j] >= indices[j+1]` the
+    result is `a[indices[j]]`, as `np.ufunc.reduceat`."""
+    self._check_binary("reduceat")
+    if out is not None:
+      raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+    check_arraylike(f"{self.__name__}.reduceat", a, indices)
+    a, indices = asarray(a), asarray(indices)
+    if a.ndim == 0:
+      raise ValueError(f"reduceat: a must have 1 or more dimension, got a.shape={a.shape}")
+    if indices.ndim != 1:
+      raise ValueError(f"reduceat: indices must be one-dimensional, got "
+                       f"indices.shape={indices.shape}")
+    if dtype is not None:
+      a = a.astype(dtype)
+    if axis is None or isinstance(axis, (tuple, list)):
+      raise ValueError("reduceat requires a single integer axis.")
+    axis = canonicalize_axis(axis, a.ndim)
+    a = moveaxis(a, axis, 0)
+    result = a[indices]
+    bounds = concatenate([indices, asarray([a.shape[0]], dtype=indices.dtype)])
+    rank_rest = (1,) * (a.ndim - 1)
+    starts = reshape(bounds[:-1], (-1,) + rank_rest)
+    ends = reshape(bounds[1:], (-1,) + rank_rest)
+    for i in range(a.shape[0]):
+      inside = (i > starts) & (i < ends)
+      result = ufuncs.where(inside, self(result, a[i]), result)
+    return moveaxis(result, 0, axis)
+
+
+def frompyfunc(func, /, nin, nout, *, identity=None):
+  """A `ufunc` from `func`, a function of `nin` scalars returning `nout` values."""
+  return ufunc(func, nin, nout, identity=identity)

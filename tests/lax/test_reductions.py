@@ -138,8 +138,95 @@ def test_lax_reduce_recognizes_monoids():
   assert "reduce_max[axes=(1,)]" in str(jaxpr)
   jaxpr = jax.make_jaxpr(lambda x: lax.reduce(x, 0.0, lax.add, (0, 1)))(x)
   assert "reduce_sum[axes=(0, 1)]" in str(jaxpr)
-  with pytest.raises(NotImplementedError):
-    lax.reduce(x, 1.0, lax.add, (0,))
+  jaxpr = jax.make_jaxpr(lambda x: lax.reduce(x, np.int32(-1), lax.bitwise_and, (0,)))(
+      x.astype(np.int32))
+  assert "reduce_and[axes=(0,)]" in str(jaxpr)
+  # not the identity: the generic reduction, folding from the init value
+  jaxpr = jax.make_jaxpr(lambda x: lax.reduce(x, 1.0, lax.add, (0,)))(x)
+  assert "reduce[" in str(jaxpr) and "reduce_sum" not in str(jaxpr)
+  np.testing.assert_array_equal(lax.reduce(x, 1.0, lax.add, (0,)), [3.0, 3.0, 3.0])
+  # a strong operand with a weak init: the result is strong, as the operand
+  assert not lax.reduce(x, 0.0, lax.add, (0,)).weak_type
+
+
+# --- the generic reduce -----------------------------------------------------------------------
+
+def _fold(fn, x, init, dims):
+  """Python left fold over `dims` in row-major order, one result per kept position."""
+  kept = [d for d in range(x.ndim) if d not in dims]
+  moved = np.transpose(x, kept + sorted(dims))
+  out_shape = moved.shape[:len(kept)]
+  flat = moved.reshape(int(np.prod(out_shape)), -1) if moved.size else \
+      np.zeros((int(np.prod(out_shape)), 0), x.dtype)
+  out = []
+  for row in flat:
+    acc = init
+    for v in row:
+      acc = fn(acc, v)
+    out.append(acc)
+  return np.array(out, x.dtype).reshape(out_shape)
+
+
+@given(dtype_and_array([np.float32], shape=shapes(max_side=3), allow_nan=False), st.data())
+def test_generic_reduce_with_max_of_abs_matches_fold(dx, data):
+  _, x = dx
+  dims = _draw_axes(data, x.ndim)
+  out = lax.reduce(x, np.float32(0), lambda a, b: lax.max(lax.abs(a), lax.abs(b)), dims)
+  expected = _fold(lambda a, b: max(abs(a), abs(b)), x, np.float32(0), dims)
+  _check(out, expected, np.float32)
+
+
+@given(dtype_and_array([np.float32], shape=shapes(min_dims=1, max_side=3), allow_nan=False,
+                       allow_inf=False), st.data())
+def test_generic_reduce_with_logaddexp(dx, data):
+  _, x = dx
+  dims = _draw_axes(data, x.ndim)
+  logaddexp = lambda a, b: lax.add(lax.max(a, b), lax.log1p(lax.exp(
+      lax.neg(lax.abs(lax.sub(a, b))))))
+  out = lax.reduce(x, np.float32(-np.inf), logaddexp, dims)
+  expected = _fold(lambda a, b: np.logaddexp(np.float64(a), np.float64(b)), x,
+                   -np.inf, dims)
+  _check(out, expected, np.float32, exact=False)
+
+
+def test_generic_reduce_of_a_pytree_and_order_of_the_fold():
+  values = np.array([[3., 7., 7., 1.], [2., 2., 0., 5.]], np.float32)
+  index = lax.broadcasted_iota(np.int32, values.shape, 1)
+
+  def argmax_step(acc, x):  # (value, index) of the first maximum
+    take = lax.gt(x[0], acc[0])
+    return lax.select(take, x[0], acc[0]), lax.select(take, x[1], acc[1])
+
+  best, where = lax.reduce((values, index), (np.float32(-np.inf), np.int32(-1)),
+                           argmax_step, (1,))
+  np.testing.assert_array_equal(best, [7., 5.])
+  np.testing.assert_array_equal(where, [1, 3])
+  # a left fold in row-major order of the reduced dims: ((init*10 + a)*10 + b)...
+  digits = np.array([[1, 2], [3, 4]], np.int32)
+  out = lax.reduce(digits, np.int32(0), lambda acc, x: acc * 10 + x, (0, 1))
+  assert int(out) == 1234
+  out = jax.jit(lambda d: lax.reduce(d, np.int32(0), lambda acc, x: acc * 10 + x, (1, 0)))(
+      digits)
+  assert int(out) == 1234
+  empty = lax.reduce(np.zeros((0, 2), np.int32), np.int32(7), lambda a, b: a * b, (0,))
+  np.testing.assert_array_equal(empty, [7, 7])
+
+
+def test_generic_reduce_printing_and_errors():
+  x = np.ones((2, 3), np.float32)
+  jaxpr = str(jax.make_jaxpr(lambda x: lax.reduce(x, 0.0, lambda a, b: a * 2 + b, (0,)))(x))
+  assert "b:f32[3] = reduce[\n      dimensions=(0,)\n      jaxpr={ lambda ; c:f32[] d:f32[]." \
+      in jaxpr
+  assert "mul c 2.0:f32[]" in jaxpr and "] a 0.0:f32[]" in jaxpr
+  with pytest.raises(TypeError, match="should match corresponding initial value dtypes"):
+    lax.reduce(x.astype(np.int8), 0, lambda a, b: a + b * 2, (0,))
+  with pytest.raises(ValueError, match="non-scalar initial value"):
+    lax.reduce(x, np.zeros(3, np.float32), lambda a, b: a * b, (0,))
+  with pytest.raises(ValueError, match="same tree structure"):
+    lax.reduce((x, x), np.float32(0), lax.add, (0,))
+  with pytest.raises(NotImplementedError, match="close over Tracers"):
+    jax.jit(lambda x, c: lax.reduce(x, np.float32(0), lambda a, b: a + b * c, (0,)))(x, 2.0)
+  assert lax.reduce_p.multiple_results
 
 
 # --- argmax / argmin ------------------------------------------------------------------------
@@ -184,6 +271,37 @@ def test_cumulative_reductions_match_numpy(dx, data):
     for lax_fn, expected in cases:
       exact = lax_fn in (lax.cummax, lax.cummin) or dtypes.is_integer(dtype)
       _check(lax_fn(x, axis, reverse=reverse), flip(expected).astype(dtype), dtype, exact)
+
+
+@given(dtype_and_array(FLOAT_DTYPES, shape=shapes(min_dims=1)), st.data())
+def test_cumlogsumexp_matches_numpy(dx, data):
+  dtype, x = dx
+  axis = data.draw(st.integers(0, x.ndim - 1))
+  reverse = data.draw(st.booleans())
+  flip = (lambda a: np.flip(a, axis)) if reverse else (lambda a: a)
+  with np.errstate(all="ignore"):
+    expected = flip(np.logaddexp.accumulate(flip(x).astype(np.float64), axis=axis))
+  _check(lax.cumlogsumexp(x, axis, reverse=reverse), expected.astype(dtype), dtype,
+         exact=False)
+
+
+def test_cumlogsumexp_examples_and_errors():
+  x = np.array([0.0, -np.inf, np.log(3.0), np.inf, 1.0], np.float32)
+  np.testing.assert_allclose(lax.cumlogsumexp(x), [0.0, 0.0, np.log(4.0), np.inf, np.inf],
+                             rtol=1e-6)
+  big = np.array([1000.0, 1000.0], np.float32)  # no overflow: computed stably
+  np.testing.assert_allclose(lax.cumlogsumexp(big), [1000.0, 1000.0 + np.log(2.0)])
+  with pytest.raises(TypeError, match="cumlogsumexp does not accept dtype int32"):
+    lax.cumlogsumexp(np.ones(3, np.int32))
+  jaxpr = jax.make_jaxpr(lambda x: lax.cumlogsumexp(x, reverse=True))(x)
+  assert "cumlogsumexp[axis=0 reverse=True] a" in str(jaxpr)
+
+
+def test_reduction_primitives_are_exported():
+  for name in ("reduce_p", "reduce_sum_p", "reduce_max_p", "reduce_min_p", "reduce_prod_p",
+               "reduce_and_p", "reduce_or_p", "reduce_xor_p", "argmax_p", "argmin_p",
+               "cumsum_p", "cumprod_p", "cummax_p", "cummin_p", "cumlogsumexp_p"):
+    assert getattr(lax, name).name == name[:-2]
 
 
 def test_cumsum_printing_and_errors():

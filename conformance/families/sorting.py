@@ -1,0 +1,231 @@
+"""Cases for the sorting primitives (refimpl/lax/sorting.py) and the jnp
+functions built on them (refimpl/numpy/sorting.py).
+
+NumPy sorts 16-bit floats only through float32 here (its bfloat16 support is
+partial), so the NumPy side widens them first; the order is the same.
+Functions whose output size depends on the data (unique, the set
+operations) are checked with a static `size` (so they also run under jit),
+against NumPy's result padded as JAX pads it. `partition` and
+`argpartition` have no NumPy twin (NumPy's arrangement of the two sides is
+its own): only the backend check runs for them.
+"""
+
+import numpy as np
+from hypothesis import strategies as st
+
+import refimpl.numpy as jnp
+from refimpl import dtypes, lax
+from conformance import strategies as S
+from conformance.cases import Case
+
+ORDERED = S.BOOL_DTYPES + S.INT_DTYPES + S.FLOAT_DTYPES
+REAL = S.INT_DTYPES + S.FLOAT_DTYPES
+INT_AND_F32 = S.INT_DTYPES + [dtypes.float32]
+QUANTILE_METHODS = ["linear", "lower", "higher", "midpoint"]
+
+
+def _wide(x):
+  """16-bit floats as float32 (what NumPy sorts exactly)."""
+  x = np.asarray(x)
+  return x.astype(np.float32) if dtypes.is_float(x.dtype) and x.dtype.itemsize == 2 else x
+
+
+def _axis_inputs(dtype_list, allow_none=True, **array_kwargs):
+  """An array of rank >= 1 and an `axis` kwarg (None, or an axis, maybe negative)."""
+  return lambda: S.array_and_kwargs(
+      lambda shape: st.fixed_dictionaries({"axis": S.axes(len(shape), allow_none,
+                                                           allow_tuple=False)}),
+      dtype_list, shape=S.shapes(min_dims=1), **array_kwargs)
+
+
+def _k_inputs(dtype_list, min_k=0):
+  """An array of rank >= 1 and a `k` in [min_k, its last dimension]."""
+  return lambda: S.array_and_kwargs(
+      lambda shape: st.fixed_dictionaries({"k": st.integers(min_k, shape[-1])}),
+      dtype_list, shape=S.shapes(min_dims=1, min_side=min_k))
+
+
+def _np_sort(x, axis=-1):
+  x = np.asarray(x)
+  if axis is None:
+    x, axis = x.ravel(), 0
+  return np.take_along_axis(x, np.argsort(_wide(x), axis=axis, kind="stable"), axis)
+
+
+def _np_argsort(x, axis=-1):
+  return np.argsort(_wide(x), axis=axis, kind="stable")
+
+
+def _np_top_k(x, k):
+  order = np.argsort(-x.astype(np.int64), axis=-1, kind="stable")[..., :k]
+  return np.take_along_axis(x, order, -1), order
+
+
+def _np_sort_two_keys(a, b):
+  perm = np.lexsort((b, a), axis=-1)
+  return np.take_along_axis(a, perm, -1), np.take_along_axis(b, perm, -1)
+
+
+@st.composite
+def _searchsorted_inputs(draw):
+  """A sorted 1-D array, queries of the same dtype and side/method kwargs."""
+  dtype = draw(st.sampled_from(REAL))
+  a = draw(S.arrays(dtype, S.shapes(min_dims=1, max_dims=1)))
+  a = np.sort(_wide(a), kind="stable").astype(dtype)
+  v = draw(S.arrays(dtype, S.shapes(max_dims=2)))
+  kwargs = draw(st.fixed_dictionaries({
+      "side": st.sampled_from(["left", "right"]),
+      "method": st.sampled_from(["scan", "scan_unrolled", "sort", "compare_all"])}))
+  return (a, v), kwargs
+
+
+@st.composite
+def _digitize_inputs(draw):
+  """Queries and monotonic bins (either direction) of one float dtype."""
+  dtype = draw(st.sampled_from([dtypes.float32, dtypes.int32]))
+  bins = np.sort(draw(S.small_integer_arrays(dtype, S.shapes(min_dims=1, max_dims=1))))
+  if draw(st.booleans()):
+    bins = bins[::-1].copy()
+  x = draw(S.small_integer_arrays(dtype, S.shapes(max_dims=2), bound=5))
+  return (x, bins), {"right": draw(st.booleans())}
+
+
+@st.composite
+def _quantile_inputs(draw, with_nans=False, method=True, scale=1):
+  """Finite float32 data (NaNs too if asked), dyadic quantiles (exact in float32
+  and float64, so NumPy's float64 virtual index agrees), an axis and keepdims."""
+  elements = st.floats(-1e3, 1e3, width=32)
+  if with_nans:
+    elements = elements | st.just(np.nan)
+  x = draw(S.arrays(dtypes.float32, S.shapes(min_dims=1, min_side=1), elements=elements))
+  dyadic = st.integers(0, 16).map(lambda i: scale * i / 16)
+  q = draw(S.arrays(dtypes.float32, draw(st.sampled_from([(), (2,)])), elements=dyadic))
+  kwargs = {"axis": draw(S.axes(x.ndim, min_size=1)), "keepdims": draw(st.booleans())}
+  if method:
+    kwargs["method"] = draw(st.sampled_from(QUANTILE_METHODS))
+  return (x, q), kwargs
+
+
+def _median_inputs(with_nans):
+  return lambda: _quantile_inputs(with_nans, method=False).map(
+      lambda inputs: ((inputs[0][0],), inputs[1]))
+
+
+def _pad(values, size, fill):
+  """`values` padded (or cut) to `size` entries with `fill`."""
+  values = np.asarray(values)[:size]
+  return np.concatenate([values, np.full(size - len(values), fill, values.dtype)])
+
+
+def _np_unique(x):
+  return _pad(np.unique(x), x.size, 0)
+
+
+def _np_unique_all(x):
+  values, index, inverse, counts = np.unique_all(x)
+  smallest = index[0] if index.size else 0
+  return (_pad(values, x.size, 0), _pad(index, x.size, smallest), inverse,
+          _pad(counts, x.size, 0))
+
+
+def _set_operation_inputs(dtype_list):
+  """Two small-integer arrays (many shared values) of one dtype."""
+  def inputs(dtype):
+    array = S.small_integer_arrays(dtype, S.shapes(max_dims=2, max_side=4), bound=3)
+    return st.tuples(st.tuples(array, array), st.just({}))
+  return lambda: st.sampled_from(dtype_list).flatmap(inputs)
+
+
+def _set_operation_case(name, numpy_fn):
+  """`jnp.<name>(a, b, size=a.size + b.size, fill_value=0)` vs NumPy's result padded."""
+  jnp_fn = getattr(jnp, name)
+  return Case(f"jnp.{name}", lambda a, b: jnp_fn(a, b, size=a.size + b.size, fill_value=0),
+              _set_operation_inputs(INT_AND_F32),
+              lambda a, b: _pad(numpy_fn(a, b), a.size + b.size, 0), ("sort",))
+
+
+CASES = [
+    # lax
+    Case("lax.sort", lambda x, axis: lax.sort(x, dimension=axis),
+         _axis_inputs(ORDERED, allow_none=False), _np_sort, ("sort",)),
+    Case("lax.sort (complex)", lambda x, axis: lax.sort(x, dimension=axis),
+         _axis_inputs(S.COMPLEX_DTYPES, allow_none=False), primitives=("sort",),
+         divergence="complex_sort_total_order_parts"),
+    Case("lax.sort (num_keys=2)", lambda a, b: lax.sort((a, b), num_keys=2),
+         lambda: S.same_shape_arrays(S.INT_DTYPES, shape=S.shapes(min_dims=1)),
+         _np_sort_two_keys, ("sort",)),
+    Case("lax.top_k", lax.top_k, _k_inputs(S.BOOL_DTYPES + S.INT_DTYPES), _np_top_k,
+         ("top_k",)),
+    Case("lax.top_k (float)", lax.top_k, _k_inputs(S.FLOAT_DTYPES), primitives=("top_k",),
+         divergence="top_k_total_order"),
+    Case("lax.approx_max_k", lambda x, k: lax.approx_max_k(x, k),
+         _k_inputs(S.FLOAT_DTYPES, min_k=1), primitives=("approx_top_k",),
+         divergence="top_k_total_order"),
+    Case("lax.approx_min_k", lambda x, k: lax.approx_min_k(x, k),
+         _k_inputs(S.FLOAT_DTYPES, min_k=1), primitives=("approx_top_k",),
+         divergence="approx_min_k_total_order"),
+    # jnp sorting and searching
+    Case("jnp.sort", jnp.sort, _axis_inputs(ORDERED), _np_sort, ("sort",)),
+    Case("jnp.sort (complex)", jnp.sort, _axis_inputs(S.COMPLEX_DTYPES), primitives=("sort",),
+         divergence="complex_sort_total_order_parts"),
+    Case("jnp.argsort", jnp.argsort, _axis_inputs(ORDERED, allow_none=False), _np_argsort,
+         ("sort", "iota")),
+    Case("jnp.lexsort", lambda a, b: jnp.lexsort((a, b)),
+         lambda: S.same_shape_arrays(INT_AND_F32, shape=S.shapes(min_dims=1)),
+         lambda a, b: np.lexsort((a, b)), ("sort", "iota")),
+    Case("jnp.sort_complex", jnp.sort_complex,
+         lambda: S.array_and_kwargs(lambda shape: st.just({}), INT_AND_F32,
+                                    shape=S.shapes(min_dims=1)),
+         np.sort_complex, ("sort", "convert_element_type")),
+    Case("jnp.partition", lambda x, kth: jnp.partition(x, kth),
+         lambda: S.array_and_kwargs(
+             lambda shape: st.fixed_dictionaries({"kth": st.integers(0, shape[-1] - 1)}),
+             REAL, shape=S.shapes(min_dims=1, min_side=1)), primitives=("top_k",)),
+    Case("jnp.argpartition", lambda x, kth: jnp.argpartition(x, kth),
+         lambda: S.array_and_kwargs(
+             lambda shape: st.fixed_dictionaries({"kth": st.integers(0, shape[-1] - 1)}),
+             REAL, shape=S.shapes(min_dims=1, min_side=1)), primitives=("top_k", "scatter")),
+    Case("jnp.searchsorted", jnp.searchsorted, _searchsorted_inputs,
+         lambda a, v, side, method: np.searchsorted(_wide(a), _wide(v), side=side),
+         ("lt", "le", "reduce_sum", "sort")),
+    Case("jnp.digitize", jnp.digitize, _digitize_inputs, np.digitize, ("lt", "le")),
+    # quantiles
+    Case("jnp.quantile", jnp.quantile, _quantile_inputs, np.quantile, ("sort", "gather"),
+         rtol=1e-5, atol=1e-4),
+    Case("jnp.nanquantile", jnp.nanquantile, lambda: _quantile_inputs(with_nans=True),
+         np.nanquantile, ("sort", "gather"), rtol=1e-5, atol=1e-4),
+    Case("jnp.percentile", jnp.percentile, lambda: _quantile_inputs(scale=100),
+         np.percentile, ("sort", "gather"), rtol=1e-5, atol=1e-3),
+    Case("jnp.nanpercentile", jnp.nanpercentile,
+         lambda: _quantile_inputs(with_nans=True, scale=100), np.nanpercentile,
+         ("sort", "gather"), rtol=1e-5, atol=1e-3),
+    Case("jnp.quantile (nearest)",
+         lambda x, q, axis, keepdims: jnp.quantile(x, q, axis, method="nearest",
+                                                   keepdims=keepdims),
+         lambda: _quantile_inputs(method=False), primitives=("sort", "gather"),
+         divergence="quantile_nearest_rounds_half_down"),
+    Case("jnp.nanquantile (nearest)",
+         lambda x, q, axis, keepdims: jnp.nanquantile(x, q, axis, method="nearest",
+                                                      keepdims=keepdims),
+         lambda: _quantile_inputs(with_nans=True, method=False),
+         primitives=("sort", "gather"), divergence="nanquantile_nearest_rounds_half_down"),
+    Case("jnp.median", jnp.median, _median_inputs(False), np.median, ("sort", "gather"),
+         rtol=1e-5, atol=1e-4),
+    Case("jnp.nanmedian", jnp.nanmedian, _median_inputs(True), np.nanmedian,
+         ("sort", "gather"), rtol=1e-5, atol=1e-4),
+    # unique and the set operations, with static sizes
+    Case("jnp.unique", lambda x: jnp.unique(x, size=x.size, fill_value=0),
+         lambda: S.array_and_kwargs(lambda shape: st.just({}), INT_AND_F32),
+         _np_unique, ("sort",)),
+    Case("jnp.unique_all", lambda x: tuple(jnp.unique_all(x, size=x.size, fill_value=0)),
+         lambda: S.array_and_kwargs(lambda shape: st.just({}), S.INT_DTYPES), _np_unique_all,
+         ("sort", "scatter", "cumsum")),
+    _set_operation_case("union1d", np.union1d),
+    _set_operation_case("intersect1d", np.intersect1d),
+    _set_operation_case("setdiff1d", np.setdiff1d),
+    _set_operation_case("setxor1d", np.setxor1d),
+    Case("jnp.isin", jnp.isin,
+         lambda: _set_operation_inputs(INT_AND_F32)().flatmap(lambda inputs: st.tuples(
+             st.just(inputs[0]), st.fixed_dictionaries({"invert": st.booleans()}))),
+         np.isin, ("eq", "reduce_or")),
+]

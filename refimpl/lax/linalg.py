@@ -1,21 +1,39 @@
-"""Contraction primitive: dot_general, and the lax functions built on it.
+"""Linear algebra: the contraction primitive `dot_general`, and the matrix
+decompositions and solvers of `jax.lax.linalg`.
 
 `dot_general` contracts pairs of dimensions of two operands and keeps
 matching batch dimensions. Result dimensions are ordered: batch dims, then
 the lhs's remaining (free) dims, then the rhs's free dims, each in operand
 order.
+
+The decompositions (`cholesky`, `lu`, `qr`, `eigh`, `svd`, `eig`, ...) act on
+the last two dimensions; every leading dimension is a batch dimension. Their
+reference rules compute in float64 (complex128) and round each result once
+to the operand's dtype. Only `dot_general`, `dot` and `batch_matmul` are
+star-exported into `refimpl.lax`; the rest are reached as
+`refimpl.lax.linalg.<name>`, as in JAX.
 """
 
 import enum
 import operator
+from collections.abc import Sequence
 
 import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import Primitive, ShapedArray, get_aval
-from refimpl.lax.rules import as_dtype
+from refimpl.lax.elementwise import conj, ge, select
+from refimpl.lax.rules import INEXACT, as_dtype, check_dtype, check_same_dtypes
+from refimpl.lax.shapes import (broadcast, broadcasted_iota, expand_dims, full_like, squeeze,
+                                transpose)
 
-__all__ = ['Precision', 'dot_general', 'dot', 'batch_matmul']
+__all__ = ['Precision', 'DotDimensionNumbers', 'dot_general', 'dot', 'batch_matmul',
+           'dot_general_p']
+
+
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
+                            tuple[Sequence[int], Sequence[int]]]
+"""`((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))`."""
 
 
 class Precision(enum.Enum):
@@ -232,3 +250,842 @@ def batch_matmul(lhs, rhs, precision=None):
   batch = tuple(range(lhs_ndim - 2))
   return dot_general(lhs, rhs, (((lhs_ndim - 1,), (rhs_ndim - 2,)), (batch, batch)),
                      precision=precision)
+
+
+# =====================================================================================
+# Decompositions and solvers (jax.lax.linalg)
+# =====================================================================================
+
+class SvdAlgorithm(enum.Enum):
+  """Which SVD algorithm to use on accelerators: a hint, ignored by the reference."""
+  DEFAULT = "default"
+  QR = "QR"
+  JACOBI = "Jacobi"
+  POLAR = "polar"
+
+  def __str__(self):
+    return f"SvdAlgorithm.{self.name}"
+
+
+# --- helpers of the reference rules -------------------------------------------------
+
+def _wide(dtype):
+  """The dtype a reference rule computes in: complex128 or float64."""
+  return np.dtype(np.complex128 if dtypes.is_complex(dtype) else np.float64)
+
+
+def _real(dtype):
+  """The real dtype of the same precision: float32 for complex64."""
+  return np.dtype(dtypes.finfo(dtype).dtype)
+
+
+def _nans(shape, dtype):
+  """NaNs (NaN + NaN·j when complex): the result of a failed decomposition."""
+  dtype = np.dtype(dtype)
+  return np.full(shape, complex(np.nan, np.nan) if dtype.kind == "c" else np.nan, dtype)
+
+
+def _stack(x, core_ndim=2):
+  """`x` as a stack of its batch elements, in the wide dtype: shape `(batch size, *core)`."""
+  core = x.shape[x.ndim - core_ndim:]
+  return x.reshape((int(np.prod(x.shape[:x.ndim - core_ndim])),) + core).astype(_wide(x.dtype))
+
+
+def _mT(x):
+  return np.swapaxes(x, -1, -2)
+
+
+def _hermitian_from_triangle(x, lower):
+  """The Hermitian matrix whose `lower` (else upper) triangle is that of `x`.
+
+  The imaginary part of the diagonal is ignored, as LAPACK does."""
+  tri, strict = (np.tril(x), np.tril(x, -1)) if lower else (np.triu(x), np.triu(x, 1))
+  h = tri + _mT(strict).conj()
+  i = np.arange(x.shape[-1])
+  h[..., i, i] = h[..., i, i].real
+  return h
+
+
+def _per_matrix(fn, inputs, outputs):
+  """Applies `fn` to each batch element of `inputs` (arrays sharing a batch shape).
+
+  `fn` takes one matrix per input and returns one array per entry of
+  `outputs`, a list of `(core_shape, dtype)`. A batch element with a
+  non-finite input entry, or on which `fn` raises `LinAlgError` (no
+  convergence, a singular matrix), gets NaN outputs.
+  """
+  batch = inputs[0].shape[:inputs[0].ndim - 2]
+  results = [_nans(batch + tuple(shape), dtype) for shape, dtype in outputs]
+  for index in np.ndindex(*batch):
+    matrices = [x[index] for x in inputs]
+    if not all(np.isfinite(m).all() for m in matrices):
+      continue
+    try:
+      outs = fn(*matrices)
+    except np.linalg.LinAlgError:
+      continue
+    for result, out in zip(results, outs):
+      result[index] = out
+  return results
+
+
+def _check_matrix(name, x, square=False):
+  """Inexact operand of rank >= 2 (square if asked), else TypeError/ValueError."""
+  check_dtype(name, x, INEXACT)
+  if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
+    shape = "[..., n, n]" if square else "[..., m, n]"
+    raise ValueError(f"Argument to {name} must have shape {shape}, got shape {x.shape}.")
+
+
+# --- helpers of the user-facing functions -------------------------------------------
+
+def _T(x):
+  ndim = get_aval(x).ndim
+  return transpose(x, (*range(ndim - 2), ndim - 1, ndim - 2))
+
+
+def _H(x):
+  return conj(_T(x)) if dtypes.is_complex(get_aval(x).dtype) else _T(x)
+
+
+def _symmetrize(x):
+  """`(x + x^H) / 2`."""
+  return (x + _H(x)) / 2
+
+
+def _tri_mask(x):
+  """True on and below the diagonal of the last two dims, broadcast to x's shape."""
+  shape = get_aval(x).shape
+  n, m = shape[-2:]
+  mask = ge(broadcasted_iota(np.int32, (n, m), 0), broadcasted_iota(np.int32, (n, m), 1))
+  return broadcast(mask, shape[:-2])
+
+
+def _tril(x):
+  """`x` with zeros above the diagonal of its last two dims."""
+  return select(_tri_mask(x), x, full_like(x, 0))
+
+
+# --- cholesky -------------------------------------------------------------------------
+
+cholesky_p = Primitive("cholesky")
+
+
+@cholesky_p.def_impl
+def _cholesky_reference(x):
+  """Cholesky factor of Hermitian positive-definite matrices: `x = L @ L^H`.
+
+  Operand `[..., n, n]`, float or complex; result of the same shape and
+  dtype. Only the lower triangle of `x` is read (the imaginary part of its
+  diagonal is ignored); `L` is lower triangular with a positive real
+  diagonal and zeros above it. Computed column by column as LAPACK's potrf:
+  `L[j, j] = sqrt(x[j, j] - sum_k |L[j, k]|^2)`, then the column below it.
+
+  Failure: if some `x[j, j] - sum_k |L[j, k]|^2` is not > 0 (the matrix is
+  not positive definite, or a NaN appeared), every element of that batch
+  element's result is NaN (NaN + NaN·j for complex); no error is raised.
+  Empty (n = 0) gives an empty result.
+  """
+  n = x.shape[-1]
+  a = _stack(x)
+  factor = np.zeros_like(a)
+  ok = np.ones(a.shape[0], bool)
+  for j in range(n):
+    row = factor[:, j, :j]
+    d = a[:, j, j].real - np.sum(np.abs(row) ** 2, axis=-1)
+    ok &= d > 0
+    factor[:, j, j] = np.sqrt(d)
+    below = a[:, j + 1:, j] - np.einsum("bik,bk->bi", factor[:, j + 1:, :j], row.conj())
+    factor[:, j + 1:, j] = below / factor[:, j, j, None]
+  factor[~ok] = _nans((n, n), factor.dtype)
+  return as_dtype(factor.reshape(x.shape), x.dtype)
+
+
+@cholesky_p.def_abstract_eval
+def _cholesky_shape_rule(x):
+  _check_matrix("cholesky", x, square=True)
+  return x
+
+
+def cholesky(x, *, symmetrize_input=True):
+  """Lower Cholesky factor `L` of Hermitian positive-definite `x` (`x = L L^H`).
+
+  With `symmetrize_input`, `(x + x^H) / 2` is factored; otherwise only the
+  lower triangle of `x` is read. A matrix that is not positive definite
+  gives NaNs.
+  """
+  if symmetrize_input:
+    x = _symmetrize(x)
+  return _tril(cholesky_p.bind(x))
+
+
+# --- triangular_solve -----------------------------------------------------------------
+
+triangular_solve_p = Primitive("triangular_solve")
+
+
+def _substitute(a, b, lower):
+  """Solves `a @ x = b` for triangular `a` by forward (lower) or back substitution."""
+  m = a.shape[-1]
+  x = np.zeros_like(b)
+  for i in (range(m) if lower else reversed(range(m))):
+    known = slice(0, i) if lower else slice(i + 1, m)
+    partial_sum = np.einsum("...k,...kn->...n", a[..., i, known], x[..., known, :])
+    x[..., i, :] = (b[..., i, :] - partial_sum) / a[..., i, i, None]
+  return x
+
+
+@triangular_solve_p.def_impl
+def _triangular_solve_reference(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                unit_diagonal):
+  """Solves `op(a) @ x = b` (`left_side`) or `x @ op(a) = b` for `x`.
+
+  `a`: `[..., m, m]`; `b`: `[..., m, n]` when `left_side`, else `[..., n, m]`,
+  with equal batch dims; both of one float or complex dtype, which the
+  result (shaped as `b`) has. Only the `lower` (else upper) triangle of `a`
+  is read; with `unit_diagonal` its diagonal is taken as ones and not read.
+  `op(a)` is that triangle, conjugated if `conjugate_a`, then transposed if
+  `transpose_a`.
+
+  Values: exact substitution (no pivoting), rounded once. A zero on the
+  diagonal divides by zero (inf or NaN results, no error); NaN/inf in `a`
+  or `b` propagate through the substitution.
+  """
+  dtype, wide = b.dtype, _wide(b.dtype)
+  m = a.shape[-1]
+  a = (np.tril if lower else np.triu)(a.astype(wide))
+  if unit_diagonal:
+    a[..., np.arange(m), np.arange(m)] = 1
+  if conjugate_a:
+    a = a.conj()
+  if transpose_a:
+    a = _mT(a)
+  op_lower = lower != transpose_a
+  b = b.astype(wide)
+  if left_side:
+    x = _substitute(a, b, op_lower)
+  else:  # x @ A = b  <=>  A^T @ x^T = b^T
+    x = _mT(_substitute(_mT(a), _mT(b), not op_lower))
+  return as_dtype(x, dtype)
+
+
+@triangular_solve_p.def_abstract_eval
+def _triangular_solve_shape_rule(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                 unit_diagonal):
+  for i, x in enumerate((a, b)):
+    check_dtype("triangular_solve", x, INEXACT, position=i)
+  check_same_dtypes("triangular_solve", a, b)
+  if a.ndim < 2:
+    raise TypeError(f"triangular_solve requires a.ndim to be at least 2, got {a.ndim}.")
+  if b.ndim < 2:
+    raise TypeError(f"triangular_solve requires b.ndim to be at least 2, got {b.ndim}.")
+  if a.shape[-1] != a.shape[-2]:
+    raise TypeError("triangular_solve requires the last two dimensions of a to be equal "
+                    f"in size, got a.shape of {a.shape}.")
+  if a.shape[:-2] != b.shape[:-2]:
+    raise TypeError("triangular_solve requires both arguments to have the same number "
+                    f"of dimensions and equal batch dimensions, got {a.shape} and {b.shape}.")
+  if a.shape[-1] != b.shape[-2 if left_side else -1]:
+    raise TypeError(f"Incompatible shapes for arguments to triangular_solve: {a.shape} and "
+                    f"{b.shape}.")
+  return b.update(weak_type=a.weak_type and b.weak_type)
+
+
+def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
+                     conjugate_a=False, unit_diagonal=False):
+  """Solves `op(a) @ x = b` (`left_side`) or `x @ op(a) = b` for triangular `a`.
+
+  `op(a)` is `a`'s `lower` (else upper) triangle, conjugated if
+  `conjugate_a` (ignored for real `a`), transposed if `transpose_a`. `b` may
+  have one dimension fewer than `a` (a batch of vectors).
+  """
+  a_aval, b_aval = get_aval(a), get_aval(b)
+  conjugate_a = bool(conjugate_a) and dtypes.is_complex(a_aval.dtype)
+  singleton = b_aval.ndim == a_aval.ndim - 1
+  if singleton:
+    b = expand_dims(b, (b_aval.ndim if left_side else b_aval.ndim - 1,))
+  out = triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                transpose_a=bool(transpose_a), conjugate_a=conjugate_a,
+                                unit_diagonal=bool(unit_diagonal))
+  if singleton:
+    out = squeeze(out, (b_aval.ndim if left_side else b_aval.ndim - 1,))
+  return out
+
+
+# --- lu and lu_pivots_to_permutation ----------------------------------------------------
+
+lu_p = Primitive("lu")
+lu_p.multiple_results = True
+
+
+def _pivots_to_permutation(pivots, size):
+  """Applies the row swaps `i <-> pivots[..., i]`, in order, to `arange(size)`."""
+  batch = pivots.shape[:-1]
+  perm = np.broadcast_to(np.arange(size, dtype=np.int32), batch + (size,)).copy()
+  for index in np.ndindex(*batch):
+    p = perm[index]
+    for i, j in enumerate(pivots[index]):
+      j = j + size if j < 0 else j
+      value = p[min(max(j, 0), size - 1)]
+      if 0 <= j < size:
+        p[j] = p[i]
+      p[i] = value
+  return perm
+
+
+@lu_p.def_impl
+def _lu_reference(x):
+  """LU decomposition with partial (row) pivoting: `x[perm] = L @ U`.
+
+  Operand `[..., m, n]`, float or complex. Outputs, with `k = min(m, n)`:
+  `lu` (shape and dtype of `x`) holding `U` in its upper triangle and the
+  strictly lower part of unit-lower-triangular `L` below the diagonal;
+  `pivots` (int32 `[..., k]`): at step `i`, row `i` was swapped with row
+  `pivots[i] >= i`; `permutation` (int32 `[..., m]`): those swaps applied to
+  `arange(m)`.
+
+  Algorithm (LAPACK's getrf, unblocked): at step `i` the pivot is the first
+  row `r >= i` maximizing `|Re a[r, i]| + |Im a[r, i]|` in the partially
+  reduced matrix `a` (NaN magnitudes are never preferred to numbers); rows
+  `i` and `r` swap; if the pivot is
+  nonzero, the column below it is divided by it (a zero pivot, i.e. a
+  singular matrix, leaves the column as is: no error, no NaN); then the
+  trailing block is updated. NaN/inf propagate through the arithmetic.
+  """
+  *batch, m, n = x.shape
+  a = _stack(x)
+  k = min(m, n)
+  rows = np.arange(a.shape[0])
+  pivots = np.zeros((a.shape[0], k), np.int32)
+  for i in range(k):
+    column = a[:, i:, i]
+    magnitude = np.abs(column.real) + np.abs(column.imag)
+    r = i + np.argmax(np.where(np.isnan(magnitude), -1, magnitude), axis=1)
+    pivots[:, i] = r
+    a[rows, i], a[rows, r] = a[rows, r], a[rows, i].copy()
+    pivot = a[:, i, i, None]
+    a[:, i + 1:, i] = np.where(pivot != 0, a[:, i + 1:, i] / np.where(pivot != 0, pivot, 1),
+                               a[:, i + 1:, i])
+    a[:, i + 1:, i + 1:] -= a[:, i + 1:, i, None] * a[:, i, None, i + 1:]
+  pivots = pivots.reshape(*batch, k)
+  return (as_dtype(a.reshape(x.shape), x.dtype), pivots,
+          _pivots_to_permutation(pivots, m))
+
+
+@lu_p.def_abstract_eval
+def _lu_shape_rule(x):
+  _check_matrix("LU decomposition", x)
+  *batch, m, n = x.shape
+  return (x, x.update(shape=(*batch, min(m, n)), dtype=np.int32),
+          x.update(shape=(*batch, m), dtype=np.int32))
+
+
+def lu(x):
+  """LU decomposition with partial pivoting: `(lu, pivots, permutation)` with
+  `x[permutation] = L @ U` (see the `lu` primitive)."""
+  lu_, pivots, permutation = lu_p.bind(x)
+  return lu_, pivots, permutation
+
+
+lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation")
+
+
+@lu_pivots_to_permutation_p.def_impl
+def _lu_pivots_to_permutation_reference(pivots, *, permutation_size):
+  """The permutation made by LU's row swaps.
+
+  `pivots`: int32 `[..., k]`; result int32 `[..., permutation_size]`
+  (`permutation_size >= k`): `arange(permutation_size)` with entries `i` and
+  `pivots[..., i]` swapped for `i = 0, 1, ..., k - 1` in order.
+  Out-of-range pivots behave as JAX's gather/scatter lowering: a negative
+  pivot counts from the end; one still outside `[0, permutation_size)`
+  reads the nearest end entry and writes nothing.
+  """
+  return _pivots_to_permutation(pivots, permutation_size)
+
+
+@lu_pivots_to_permutation_p.def_abstract_eval
+def _lu_pivots_to_permutation_shape_rule(pivots, *, permutation_size):
+  if pivots.ndim < 1 or pivots.dtype != np.int32:
+    raise ValueError("Argument to lu_pivots_to_permutation must have rank >= 1 and dtype "
+                     f"int32. Got shape={pivots.shape} and dtype={pivots.dtype}")
+  if permutation_size < pivots.shape[-1]:
+    raise ValueError(f"Output permutation size {permutation_size} has to exceed the "
+                     f"trailing dimension of the pivots. Got pivots size {pivots.shape[-1]}")
+  return pivots.update(shape=pivots.shape[:-1] + (permutation_size,))
+
+
+def lu_pivots_to_permutation(pivots, permutation_size):
+  """The permutation (int32 `[..., permutation_size]`) made by LU's row swaps."""
+  return lu_pivots_to_permutation_p.bind(pivots,
+                                         permutation_size=operator.index(permutation_size))
+
+
+# --- Householder QR: geqrf, householder_product, qr --------------------------------------
+
+def _householder_qr(a, pivoting):
+  """LAPACK-style Householder QR (geqrf, or geqp3 with column pivoting) of a
+  `(batch, m, n)` array, in place: returns `(a, taus, columns)` with `R` in
+  `a`'s upper triangle and the reflectors' vectors below it."""
+  count, m, n = a.shape
+  k = min(m, n)
+  rows = np.arange(count)
+  taus = np.zeros((count, k), a.dtype)
+  columns = np.broadcast_to(np.arange(n, dtype=np.int32), (count, n)).copy()
+  for j in range(k):
+    if pivoting:  # bring the remaining column of largest norm to position j
+      norms = np.linalg.norm(a[:, j:, j:], axis=1)
+      p = j + np.argmax(np.where(np.isnan(norms), -1, norms), axis=1)
+      a[rows, :, j], a[rows, :, p] = a[rows, :, p], a[rows, :, j].copy()
+      columns[rows, j], columns[rows, p] = columns[rows, p], columns[rows, j]
+    alpha, x = a[:, j, j], a[:, j + 1:, j]
+    reflect = (np.linalg.norm(x, axis=1) != 0) | (alpha.imag != 0)
+    beta = -np.copysign(np.linalg.norm(a[:, j:, j], axis=1), alpha.real)
+    tau = np.where(reflect, (beta - alpha) / np.where(reflect, beta, 1), 0)
+    a[:, j + 1:, j] = np.where(reflect[:, None], x / np.where(reflect, alpha - beta, 1)[:, None],
+                               x)
+    a[:, j, j] = np.where(reflect, beta, alpha)
+    taus[:, j] = tau
+    # apply H^H = I - conj(tau) v v^H to the trailing columns
+    v = np.concatenate([np.ones((count, 1), a.dtype), a[:, j + 1:, j]], axis=1)
+    vh_a = np.einsum("bi,bij->bj", v.conj(), a[:, j:, j + 1:])
+    a[:, j:, j + 1:] -= tau.conj()[:, None, None] * v[:, :, None] * vh_a[:, None, :]
+  return a, taus, columns
+
+
+def _householder_product(a, taus):
+  """`H_0 H_1 ... H_{k-1}` applied to the first n columns of the identity, for a
+  `(batch, m, n)` array of reflector vectors (below the diagonal) and `taus`."""
+  count, m, n = a.shape
+  q = np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy()
+  for j in reversed(range(taus.shape[-1])):
+    v = np.concatenate([np.ones((count, 1), a.dtype), a[:, j + 1:, j]], axis=1)
+    vh_q = np.einsum("bi,bij->bj", v.conj(), q[:, j:, :])
+    q[:, j:, :] -= taus[:, j, None, None] * v[:, :, None] * vh_q[:, None, :]
+  return q
+
+
+_HOUSEHOLDER_DOC = """
+  A reflector `H = I - tau v v^H` has `v[0] = 1`. For the column
+  `[alpha, x...]` it reflects, as LAPACK's larfg: if `x = 0` and `alpha` is
+  real, `tau = 0` (H = I); otherwise `beta = -copysign(norm([alpha, x]),
+  Re alpha)`, `tau = (beta - alpha) / beta`, `v[1:] = x / (alpha - beta)`,
+  and the new diagonal entry is `beta`. So `R`'s diagonal is real, of sign
+  opposite to `Re alpha`, except where no reflection is needed (it is then
+  `alpha` itself).
+"""
+
+geqrf_p = Primitive("geqrf")
+geqrf_p.multiple_results = True
+
+
+@geqrf_p.def_impl
+def _geqrf_reference(a):
+  """Householder QR in LAPACK's compact form (geqrf).
+
+  Operand `[..., m, n]`, float or complex. Outputs: `a` (same shape and
+  dtype) with `R` in its upper triangle and the reflectors' vectors below
+  the diagonal, and `taus` (`[..., min(m, n)]`, same dtype); `Q` is the
+  product `H_0 H_1 ... H_{k-1}` of the reflectors (see `householder_product`).
+  """
+  *batch, m, n = a.shape
+  out, taus, _ = _householder_qr(_stack(a), False)
+  return (as_dtype(out.reshape(a.shape), a.dtype),
+          as_dtype(taus.reshape(*batch, min(m, n)), a.dtype))
+
+
+_geqrf_reference.__doc__ += _HOUSEHOLDER_DOC
+
+
+@geqrf_p.def_abstract_eval
+def _geqrf_shape_rule(a):
+  _check_matrix("QR decomposition", a)
+  *batch, m, n = a.shape
+  return a, a.update(shape=(*batch, min(m, n)))
+
+
+def geqrf(a):
+  """Householder QR in LAPACK's compact form: `(a, taus)` (see the primitive)."""
+  a_out, taus = geqrf_p.bind(a)
+  return a_out, taus
+
+
+householder_product_p = Primitive("householder_product")
+
+
+@householder_product_p.def_impl
+def _householder_product_reference(a, taus):
+  """The product of elementary Householder reflectors (LAPACK's orgqr/ungqr).
+
+  `a`: `[..., m, n]` with `m >= n`, holding reflector vectors below its
+  diagonal (as `geqrf` leaves them); `taus`: `[..., k]`, `k <= n`, of the
+  same dtype. Result (shape and dtype of `a`): the first `n` columns of
+  `H_0 H_1 ... H_{k-1}`, `H_i = I - taus[i] v_i v_i^H`, `v_i` being zero
+  above row `i`, one at row `i` and `a[i+1:, i]` below.
+  """
+  *batch, m, n = a.shape
+  q = _householder_product(_stack(a), _stack(taus, core_ndim=1).astype(_wide(a.dtype)))
+  return as_dtype(q.reshape(a.shape), a.dtype)
+
+
+@householder_product_p.def_abstract_eval
+def _householder_product_shape_rule(a, taus):
+  _check_matrix("Householder product", a)
+  *batch, m, n = a.shape
+  if (a.dtype != taus.dtype or tuple(batch) != taus.shape[:-1] or taus.ndim < 1
+      or taus.shape[-1] > min(m, n)):
+    raise ValueError(f"Type mismatch for Householder product: a={a} taus={taus}")
+  if m < n:
+    raise ValueError("Householder product inputs must have at least as many rows as "
+                     f"columns, got shape {a.shape}")
+  return a
+
+
+def householder_product(a, taus):
+  """The product of the Householder reflectors held by `a` and `taus`."""
+  return householder_product_p.bind(a, taus)
+
+
+qr_p = Primitive("qr")
+qr_p.multiple_results = True
+
+
+@qr_p.def_impl
+def _qr_reference(x, *, full_matrices, pivoting):
+  """QR decomposition `x = Q @ R` (with `pivoting`: `x[..., :, p] = Q @ R`).
+
+  Operand `[..., m, n]`, float or complex; `k = m` if `full_matrices` else
+  `min(m, n)`. Outputs: `Q` `[..., m, k]` with orthonormal columns, `R`
+  `[..., k, n]` upper triangular, both of `x`'s dtype, and with `pivoting`
+  `p` (int32 `[..., n]`), the column order.
+
+  `Q` and `R` are unique only up to the phase of each column of `Q` (row of
+  `R`); this is LAPACK's choice (geqrf/geqp3, then orgqr): Householder
+  reflections as stated below. With `pivoting` (geqp3), step `j` first
+  brings forward the remaining column whose remaining rows (`j:`) have the
+  largest 2-norm (the first on ties; NaN norms are never chosen over
+  numbers), so `|diag(R)|` is non-increasing. For `m = 0`, `Q` is empty
+  and, with `pivoting`, `p` is zeros (as JAX). NaN/inf propagate.
+  """
+  *batch, m, n = x.shape
+  a, taus, columns = _householder_qr(_stack(x), pivoting)
+  if m < n:
+    q = _householder_product(a[:, :, :m], taus)
+  elif full_matrices:
+    q = _householder_product(np.concatenate([a, np.zeros((len(a), m, m - n), a.dtype)], 2),
+                             taus)
+  else:
+    q, a = _householder_product(a, taus), a[:, :n, :]
+  r = np.triu(a)
+  outs = [as_dtype(q.reshape(*batch, *q.shape[1:]), x.dtype),
+          as_dtype(r.reshape(*batch, *r.shape[1:]), x.dtype)]
+  if pivoting:
+    outs.append((columns if m else np.zeros_like(columns)).reshape(*batch, n))
+  return outs
+
+
+_qr_reference.__doc__ += _HOUSEHOLDER_DOC
+
+
+@qr_p.def_abstract_eval
+def _qr_shape_rule(x, *, full_matrices, pivoting):
+  _check_matrix("QR decomposition", x)
+  *batch, m, n = x.shape
+  k = m if full_matrices else min(m, n)
+  outs = (x.update(shape=(*batch, m, k)), x.update(shape=(*batch, k, n)))
+  if pivoting:
+    outs += (x.update(shape=(*batch, n), dtype=np.int32),)
+  return outs
+
+
+def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
+  """QR decomposition: `(q, r)`, or `(q, r, p)` with `pivoting` (`x[..., p] = q @ r`).
+
+  `use_magma` (a GPU option in JAX) is accepted and ignored.
+  """
+  del use_magma
+  q, r, *p = qr_p.bind(x, full_matrices=bool(full_matrices), pivoting=bool(pivoting))
+  return (q, r, p[0]) if pivoting else (q, r)
+
+
+# --- eigh -------------------------------------------------------------------------------
+
+eigh_p = Primitive("eigh")
+eigh_p.multiple_results = True
+
+
+def _index_range(subset_by_index, size):
+  return (0, size) if subset_by_index is None else subset_by_index
+
+
+@eigh_p.def_impl
+def _eigh_reference(x, *, lower, sort_eigenvalues, subset_by_index):
+  """Eigendecomposition of Hermitian (real symmetric) matrices: `x = V diag(w) V^H`.
+
+  Operand `[..., n, n]`, float or complex; only its `lower` (else upper)
+  triangle is read, and the imaginary part of its diagonal is ignored.
+  Outputs `(v, w)`: eigenvectors `v` `[..., n, d]` (dtype of `x`, column
+  `i` for eigenvalue `w[..., i]`, orthonormal) and eigenvalues `w`
+  `[..., d]` (the real dtype), ascending. `subset_by_index = (lo, hi)`
+  keeps eigenpairs `lo..hi-1` of the ascending order (`d = hi - lo`; JAX
+  supports this only on TPU); None keeps all (`d = n`). `sort_eigenvalues`
+  False leaves the order unspecified; the reference still sorts.
+
+  Eigenvectors are unique only up to a unit-modulus factor each (a sign
+  when real), and up to a basis of the eigenspace for repeated eigenvalues:
+  that choice is unspecified (the reference returns LAPACK's syevd/heevd
+  via NumPy); compare `v diag(w) v^H` or `w`. A batch element with a NaN
+  or inf in the read triangle, or on which the solver does not converge,
+  gets all-NaN outputs.
+  """
+  n = x.shape[-1]
+  lo, hi = _index_range(subset_by_index, n)
+  h = _hermitian_from_triangle(x.astype(_wide(x.dtype)), lower)
+  v, w = _per_matrix(lambda a: np.linalg.eigh(a)[::-1], [h],
+                     [((n, n), h.dtype), ((n,), _real(h.dtype))])
+  return as_dtype(v[..., lo:hi], x.dtype), as_dtype(w[..., lo:hi], _real(x.dtype))
+
+
+@eigh_p.def_abstract_eval
+def _eigh_shape_rule(x, *, lower, sort_eigenvalues, subset_by_index):
+  _check_matrix("symmetric eigendecomposition", x, square=True)
+  n = x.shape[-1]
+  lo, hi = _index_range(subset_by_index, n)
+  if not 0 <= lo <= hi <= n:
+    raise ValueError(f"subset_by_index must satisfy 0 <= start <= end <= {n}, got "
+                     f"{subset_by_index}")
+  return (x.update(shape=x.shape[:-1] + (hi - lo,)),
+          x.update(shape=x.shape[:-2] + (hi - lo,), dtype=_real(x.dtype)))
+
+
+def _subset(subset_by_index):
+  return None if subset_by_index is None else tuple(map(operator.index, subset_by_index))
+
+
+def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
+         subset_by_index=None):
+  """Eigendecomposition of Hermitian `x`: `(v, w)`, eigenvectors and ascending
+  eigenvalues, with `x = v diag(w) v^H`.
+
+  With `symmetrize_input`, `(x + x^H) / 2` is decomposed; otherwise only the
+  `lower` (else upper) triangle is read.
+  """
+  if symmetrize_input:
+    x = _symmetrize(x)
+  v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
+                     subset_by_index=_subset(subset_by_index))
+  return v, w
+
+
+# --- svd --------------------------------------------------------------------------------
+
+svd_p = Primitive("svd")
+svd_p.multiple_results = True
+
+
+@svd_p.def_impl
+def _svd_reference(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
+  """Singular value decomposition `x = U diag(s) V^H`.
+
+  Operand `[..., m, n]`, float or complex; `k = min(m, n)`. Outputs `(s,)`,
+  or `(s, u, vt)` with `compute_uv`: singular values `s` `[..., k]` (real
+  dtype, non-negative, descending); `u` `[..., m, m]` (`[..., m, k]`
+  unless `full_matrices`) and `vt = V^H` `[..., n, n]` (`[..., k, n]`),
+  dtype of `x`, with orthonormal columns (rows). `subset_by_index =
+  (lo, hi)` keeps singular triplets `lo..hi-1` of the descending order
+  (only with `full_matrices` False, or the full range; JAX supports it only
+  on TPU). `algorithm` (an `SvdAlgorithm`) is a hint the reference ignores.
+
+  Singular vectors are unique only up to a unit-modulus factor shared by
+  `u[:, i]` and `vt[i, :]` (a sign when real), and up to a basis for
+  repeated singular values and for the columns beyond `k`: that choice is
+  unspecified (the reference returns LAPACK's gesdd via NumPy); compare `s`
+  or the product `u diag(s) vt`. A batch element with a NaN or inf entry, or
+  on which the solver does not converge, gets all-NaN outputs. For `k = 0`,
+  `u` and `vt` are identity matrices (full) or empty.
+  """
+  *batch, m, n = x.shape
+  k = min(m, n)
+  lo, hi = _index_range(subset_by_index, k)
+  wide = _wide(x.dtype)
+  if k == 0:
+    s = np.zeros((*batch, 0), _real(wide))
+    u = np.broadcast_to(np.eye(m, m if full_matrices else 0, dtype=wide),
+                        (*batch, m, m if full_matrices else 0))
+    vt = np.broadcast_to(np.eye(n if full_matrices else 0, n, dtype=wide),
+                         (*batch, n if full_matrices else 0, n))
+  elif compute_uv:
+    u_cols, vt_rows = (m, n) if full_matrices else (k, k)
+    u, s, vt = _per_matrix(lambda a: np.linalg.svd(a, full_matrices=full_matrices),
+                           [x.astype(wide)],
+                           [((m, u_cols), wide), ((k,), _real(wide)), ((vt_rows, n), wide)])
+  else:
+    s, = _per_matrix(lambda a: (np.linalg.svd(a, compute_uv=False),), [x.astype(wide)],
+                     [((k,), _real(wide))])
+  s = as_dtype(s[..., lo:hi], _real(x.dtype))
+  if not compute_uv:
+    return [s]
+  if not full_matrices:
+    u, vt = u[..., lo:hi], vt[..., lo:hi, :]
+  return [s, as_dtype(u, x.dtype), as_dtype(vt, x.dtype)]
+
+
+@svd_p.def_abstract_eval
+def _svd_shape_rule(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
+  _check_matrix("singular value decomposition", x)
+  *batch, m, n = x.shape
+  rank = min(m, n)
+  if subset_by_index is not None:
+    lo, hi = subset_by_index
+    if full_matrices and subset_by_index != (0, rank):
+      raise ValueError("full_matrices and subset_by_index cannot both be set")
+    if not 0 <= lo <= hi:
+      raise ValueError(f"subset_by_index must satisfy 0 <= start <= end, got "
+                       f"{subset_by_index}")
+    rank = min(rank, hi - lo)
+  s = x.update(shape=(*batch, rank), dtype=_real(x.dtype))
+  if not compute_uv:
+    return (s,)
+  return (s, x.update(shape=(*batch, m, m if full_matrices else rank)),
+          x.update(shape=(*batch, n if full_matrices else rank, n)))
+
+
+def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
+  """Singular value decomposition: `(u, s, vh)` with `x = u diag(s) vh`, or `s`
+  alone when not `compute_uv`."""
+  if algorithm is not None and not isinstance(algorithm, SvdAlgorithm):
+    raise TypeError(f"algorithm must be an SvdAlgorithm or None, got {algorithm!r}")
+  result = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
+                      subset_by_index=_subset(subset_by_index), algorithm=algorithm)
+  if compute_uv:
+    s, u, vt = result
+    return u, s, vt
+  s, = result
+  return s
+
+
+# --- eig --------------------------------------------------------------------------------
+
+eig_p = Primitive("eig")
+eig_p.multiple_results = True
+
+
+def _eig_matrix(a, left, right):
+  """Eigenvalues, left and right eigenvectors of one matrix (see `eig`)."""
+  w, vr = np.linalg.eig(a)
+  w, vr = w.astype(np.complex128), vr.astype(np.complex128)
+  outs = [w]
+  if left:  # u_j^H (a - w_j) = 0: u_j spans the null space of (a - w_j)^H
+    n = len(w)
+    vl = np.empty((n, n), np.complex128)
+    for j in range(n):
+      u = np.linalg.svd((a - w[j] * np.eye(n)).conj().T)[2][-1].conj()
+      largest = u[np.argmax(np.abs(u))]  # made real and positive
+      vl[:, j] = u * (np.abs(largest) / largest if largest != 0 else 1)
+    outs.append(vl)
+  if right:
+    outs.append(vr)
+  return outs
+
+
+def _eig_dtype(dtype):
+  """complex64 for 32-bit operands, else complex128 (canonicalized)."""
+  bits = dtypes.finfo(dtype).bits
+  return dtypes.canonicalize_dtype(np.complex64 if bits == 32 else np.complex128)
+
+
+@eig_p.def_impl
+def _eig_reference(x, *, compute_left_eigenvectors, compute_right_eigenvectors):
+  """Eigendecomposition of general square matrices: `x v_j = w_j v_j`.
+
+  Operand `[..., n, n]`, float or complex. Outputs, all complex (complex64
+  for 32-bit operands, else complex128): eigenvalues `w` `[..., n]`, then
+  if asked the left eigenvectors `vl` (`u_j^H x = w_j u_j^H`, column `j`)
+  and the right eigenvectors `vr` (column `j`), each `[..., n, n]`.
+
+  Unspecified (compare invariants such as `x vr = vr diag(w)` or the
+  sorted eigenvalues instead): the order of the eigenvalues (the reference
+  returns LAPACK's geev order via NumPy; for real `x` conjugate pairs are
+  adjacent, positive imaginary part first), and the phase of each
+  eigenvector (and, for a repeated eigenvalue, the choice within its
+  eigenspace). Eigenvectors have unit 2-norm; the reference's `vr` is
+  LAPACK's (largest component real) and its `vl[:, j]` is the null vector
+  of `(x - w_j)^H` (its last right singular vector) with the largest-modulus
+  component made real and positive. A batch element with a NaN or inf
+  entry, or on which the solver does not converge, gets all-NaN outputs.
+  """
+  n = x.shape[-1]
+  a = x.astype(_wide(x.dtype))
+  shapes = [(n,)] + [(n, n)] * (compute_left_eigenvectors + compute_right_eigenvectors)
+  outs = _per_matrix(lambda m: _eig_matrix(m, compute_left_eigenvectors,
+                                           compute_right_eigenvectors),
+                     [a], [(shape, np.complex128) for shape in shapes])
+  return [as_dtype(o, _eig_dtype(x.dtype)) for o in outs]
+
+
+@eig_p.def_abstract_eval
+def _eig_shape_rule(x, *, compute_left_eigenvectors, compute_right_eigenvectors):
+  _check_matrix("nonsymmetric eigendecomposition", x, square=True)
+  dtype = _eig_dtype(x.dtype)
+  outs = [x.update(shape=x.shape[:-1], dtype=dtype)]
+  outs += [x.update(dtype=dtype)] * (compute_left_eigenvectors + compute_right_eigenvectors)
+  return tuple(outs)
+
+
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+        use_magma=None):
+  """Eigendecomposition of a general matrix: `[w, vl, vr]`, with `vl` and `vr`
+  only when asked. `use_magma` (a GPU option in JAX) is accepted and ignored."""
+  del use_magma
+  return eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                    compute_right_eigenvectors=bool(compute_right_eigenvectors))
+
+
+# --- tridiagonal_solve ----------------------------------------------------------------------
+
+tridiagonal_solve_p = Primitive("tridiagonal_solve")
+
+
+@tridiagonal_solve_p.def_impl
+def _tridiagonal_solve_reference(dl, d, du, b):
+  """Solves `A @ x = b` for tridiagonal `A`.
+
+  `dl`, `d`, `du`: `[..., m]`, the sub-, main and super-diagonal
+  (`A[i, i-1] = dl[i]`, `A[i, i] = d[i]`, `A[i, i+1] = du[i]`; `dl[0]` and
+  `du[m-1]` are not read); `b` and the result: `[..., m, n]`; all of one
+  float or complex dtype. Values: the exact solution, rounded once (LAPACK
+  gtsv, Gaussian elimination with partial pivoting, computes it). A
+  singular `A`, or a NaN/inf input, gives an all-NaN result for that batch
+  element.
+  """
+  m = d.shape[-1]
+  wide = _wide(b.dtype)
+  a = np.zeros(d.shape + (m,), wide)
+  i = np.arange(m)
+  a[..., i, i] = d
+  a[..., i[1:], i[1:] - 1] = dl[..., 1:]
+  a[..., i[:-1], i[:-1] + 1] = du[..., :-1]
+  x, = _per_matrix(lambda a_, b_: (np.linalg.solve(a_, b_),), [a, b.astype(wide)],
+                   [(b.shape[-2:], wide)])
+  return as_dtype(x, b.dtype)
+
+
+@tridiagonal_solve_p.def_abstract_eval
+def _tridiagonal_solve_shape_rule(dl, d, du, b):
+  for i, x in enumerate((dl, d, du, b)):
+    check_dtype("tridiagonal_solve", x, INEXACT, position=i)
+  check_same_dtypes("tridiagonal_solve", dl, d, du, b)
+  if b.ndim < 2:
+    raise TypeError(f"tridiagonal_solve requires b.ndim to be at least 2, got {b.ndim}.")
+  if dl.shape != d.shape or dl.shape != du.shape:
+    raise TypeError("tridiagonal_solve requires that all diagonal arguments have the same "
+                    "shape.")
+  if dl.shape != b.shape[:-1]:
+    raise TypeError("tridiagonal_solve requires that the leading ndim-1 dimensions of b "
+                    "equal the dimensions of the diagonal arguments.")
+  return b.update(weak_type=all(x.weak_type for x in (dl, d, du, b)))
+
+
+def tridiagonal_solve(dl, d, du, b):
+  """Solves the tridiagonal system with diagonals `dl`, `d`, `du` for `b`."""
+  return tridiagonal_solve_p.bind(dl, d, du, b)

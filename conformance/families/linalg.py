@@ -1,0 +1,434 @@
+"""Cases for the linear algebra primitives (refimpl/lax/linalg.py) and
+`jnp.linalg`.
+
+Inputs are well-conditioned (see `conformance.strategies.well_conditioned_matrices`),
+so float32 results stay close to NumPy's float64 ones. Decompositions whose
+factors are not unique (eigenvectors, singular vectors, Q of QR, the LU
+factors) are compared through what is unique: the eigenvalues and singular
+values, reconstructions such as `u diag(s) v^H = a`, orthonormality, and
+residuals such as `a v - v diag(w) = 0`.
+"""
+
+import numpy as np
+from hypothesis import strategies as st
+
+import refimpl.numpy as jnp
+from refimpl.lax import linalg as lax_linalg
+from conformance import strategies as S
+from conformance.cases import Case
+
+DTYPES = S.LINALG_DTYPES
+TOL = dict(rtol=1e-4, atol=1e-4)  # float32 decompositions of well-conditioned inputs
+
+
+def _wide(x):
+  x = np.asarray(x)
+  return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
+def _in_wide(np_fn):
+  """`np_fn` applied to float64/complex128 copies of the array arguments."""
+  return lambda *args, **kwargs: np_fn(*map(_wide, args), **kwargs)
+
+
+def _mH(x):
+  return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _eye_like(x, n):
+  return np.broadcast_to(np.eye(n), x.shape[:-2] + (n, n))
+
+
+# --- input strategies -----------------------------------------------------------------
+
+@st.composite
+def matrix_inputs(draw, kind="invertible", kwargs=None, shape=None, dtype_list=DTYPES):
+  """`((a,), kwargs)`: one well-conditioned matrix stack of `kind`."""
+  dtype = draw(st.sampled_from(dtype_list))
+  a = draw(S.well_conditioned_matrices(dtype, draw(S.batch_shapes()), shape, kind))
+  return (a,), ({} if kwargs is None else draw(kwargs))
+
+
+@st.composite
+def any_matrix_inputs(draw, square=False, kwargs=None, dtype_list=DTYPES, max_side=4):
+  """`((a,), kwargs)`: a matrix stack with entries in [-1, 1], any conditioning."""
+  dtype = draw(st.sampled_from(dtype_list))
+  m = draw(st.integers(1, max_side))
+  n = m if square else draw(st.integers(1, max_side))
+  a = draw(S.bounded_arrays(dtype, draw(S.batch_shapes()) + (m, n)))
+  return (a,), ({} if kwargs is None else draw(kwargs))
+
+
+@st.composite
+def solve_inputs(draw, vector_rhs=True):
+  """`((a, b), {})`: an invertible stack and a right-hand side (a vector
+  `(n,)`, or a stack `batch + (n, k)`)."""
+  dtype = draw(st.sampled_from(DTYPES))
+  batch = draw(S.batch_shapes())
+  a = draw(S.well_conditioned_matrices(dtype, batch))
+  n = a.shape[-1]
+  if vector_rhs and draw(st.booleans()):
+    return (a, draw(S.bounded_arrays(dtype, (n,)))), {}
+  return (a, draw(S.bounded_arrays(dtype, batch + (n, draw(st.integers(1, 3)))))), {}
+
+
+@st.composite
+def triangular_solve_inputs(draw):
+  """`((a, b), flags)` for triangular_solve: `a` diagonally dominant, so each
+  triangle is well conditioned."""
+  dtype = draw(st.sampled_from(DTYPES))
+  batch = draw(S.batch_shapes())
+  a = draw(S.well_conditioned_matrices(dtype, batch))
+  flags = draw(st.fixed_dictionaries({name: st.booleans() for name in (
+      "left_side", "lower", "transpose_a", "conjugate_a", "unit_diagonal")}))
+  if flags["unit_diagonal"]:  # keep op(a) well conditioned with a unit diagonal
+    a = (a / (2 * a.shape[-1])).astype(dtype)
+  k = draw(st.integers(1, 3))
+  b_shape = (a.shape[-1], k) if flags["left_side"] else (k, a.shape[-1])
+  return (a, draw(S.bounded_arrays(dtype, batch + b_shape))), flags
+
+
+def numpy_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                           unit_diagonal):
+  """triangular_solve from its definition: a dense solve with op(a)."""
+  a, b = _wide(a), _wide(b)
+  a = np.tril(a) if lower else np.triu(a)
+  if unit_diagonal:
+    i = np.arange(a.shape[-1])
+    a[..., i, i] = 1
+  if conjugate_a:
+    a = np.conj(a)
+  if transpose_a:
+    a = np.swapaxes(a, -1, -2)
+  if left_side:
+    return np.linalg.solve(a, b)
+  return np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+
+
+@st.composite
+def tridiagonal_inputs(draw):
+  """`((dl, d, du, b), {})` with a diagonally dominant tridiagonal matrix."""
+  dtype = draw(st.sampled_from(DTYPES))
+  shape = draw(S.batch_shapes()) + (draw(st.integers(1, 5)),)
+  dl, du = (draw(S.bounded_arrays(dtype, shape)) for _ in range(2))
+  d = (draw(S.bounded_arrays(dtype, shape)) + 3).astype(dtype)
+  b = draw(S.bounded_arrays(dtype, shape + (draw(st.integers(1, 3)),)))
+  return (dl, d, du, b), {}
+
+
+def numpy_tridiagonal_solve(dl, d, du, b):
+  m = d.shape[-1]
+  a = np.zeros(d.shape + (m,), _wide(b).dtype)
+  i = np.arange(m)
+  a[..., i, i] = d
+  a[..., i[1:], i[1:] - 1] = dl[..., 1:]
+  a[..., i[:-1], i[:-1] + 1] = du[..., :-1]
+  return np.linalg.solve(a, _wide(b))
+
+
+@st.composite
+def low_rank_inputs(draw):
+  """`((a,), {})`: an exact product of small-integer `m x r` and `r x n` factors."""
+  dtype = draw(st.sampled_from(DTYPES))
+  batch = draw(S.batch_shapes())
+  m, r, n = (draw(st.integers(1, 4)) for _ in range(3))
+  left = draw(S.small_integer_arrays(dtype, batch + (m, r), bound=3))
+  right = draw(S.small_integer_arrays(dtype, batch + (r, n), bound=3))
+  return ((_wide(left) @ _wide(right)).astype(dtype),), {}
+
+
+def numpy_matrix_rank(m):
+  """JAX's default tolerance: `max(s) * max(m, n) * eps` of the input's precision."""
+  s = np.linalg.svd(_wide(m), compute_uv=False)
+  eps = np.finfo(np.asarray(m).real.dtype).eps
+  return np.sum(s > s.max(-1, keepdims=True) * max(np.shape(m)[-2:]) * eps, axis=-1)
+
+
+@st.composite
+def norm_inputs(draw):
+  """`((x,), {ord, axis, keepdims})` with an `ord` valid for the axes."""
+  dtype = draw(st.sampled_from(DTYPES))
+  x = draw(S.bounded_arrays(dtype, draw(S.shapes(min_dims=1, max_dims=3, min_side=1))))
+  ndim = x.ndim
+  kind = draw(st.sampled_from(["flat", "vector"] + ["matrix"] * (ndim >= 2)))
+  if kind == "flat":
+    kwargs = {"ord": None, "axis": None}
+  elif kind == "vector":
+    kwargs = {"ord": draw(st.sampled_from([None, 1, 2, 3, 0.5, 0, np.inf, -np.inf])),
+              "axis": draw(st.integers(-ndim, ndim - 1))}
+  else:
+    axes = draw(st.permutations(range(ndim)))[:2]
+    kwargs = {"ord": draw(st.sampled_from([None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])),
+              "axis": tuple(draw(st.sampled_from([a, a - ndim])) for a in axes)}
+  return (x,), {**kwargs, "keepdims": draw(st.booleans())}
+
+
+@st.composite
+def multi_dot_inputs(draw):
+  dtype = draw(st.sampled_from(DTYPES))
+  dims = [draw(st.integers(1, 4)) for _ in range(draw(st.integers(3, 5)))]
+  arrays = [draw(S.bounded_arrays(dtype, (m, n))) for m, n in zip(dims[:-1], dims[1:])]
+  if draw(st.booleans()):
+    arrays[0] = arrays[0][0]
+  if draw(st.booleans()):
+    arrays[-1] = arrays[-1][:, 0]
+  return (arrays,), {}
+
+
+@st.composite
+def tensor_inputs(draw, with_rhs):
+  """`((a[, b]), {})`: an invertible `n x n` matrix reshaped to `(p, q, n)`."""
+  dtype = draw(st.sampled_from(DTYPES))
+  p, q = draw(st.sampled_from([(1, 1), (1, 2), (2, 1), (1, 3), (2, 2)]))
+  a = draw(S.well_conditioned_matrices(dtype, (), (p * q, p * q))).reshape(p, q, p * q)
+  if with_rhs:
+    return (a, draw(S.bounded_arrays(dtype, (p, q)))), {}
+  return (a,), {"ind": 2}
+
+
+@st.composite
+def cross_inputs(draw):
+  """`((x1, x2), {axis})`: 3-vectors along `axis` of two broadcastable arrays."""
+  dtype = draw(st.sampled_from([np.float32, np.int32, np.complex64]))
+  shapes = draw(S.broadcastable_shapes(2, max_dims=2))
+  ndim = max(len(s) for s in shapes) + 1
+  position = draw(st.integers(0, ndim - 1))
+  arrays = tuple(np.moveaxis(draw(S.small_integer_arrays(
+      dtype, (1,) * (ndim - 1 - len(s)) + tuple(s) + (3,))), -1, position) for s in shapes)
+  return arrays, {"axis": draw(st.sampled_from([position, position - ndim]))}
+
+
+@st.composite
+def bounded_inputs(draw, shapes):
+  """`(arrays, {})`: bounded arrays of one dtype with the shapes drawn from
+  `shapes` (a strategy of lists of shapes)."""
+  dtype = draw(st.sampled_from(DTYPES))
+  return tuple(draw(S.bounded_arrays(dtype, shape)) for shape in draw(shapes)), {}
+
+
+def _square_pair(batch):
+  return st.integers(1, 3).map(lambda n: [batch + (n, n)] * 2)
+
+
+# --- case functions: compare what is unique ----------------------------------------------------
+
+def eigh_reconstruction(a, UPLO=None):
+  w, v = jnp.linalg.eigh(a, UPLO)
+  return w, (v * w.astype(v.dtype)[..., None, :]) @ jnp.conj(jnp.matrix_transpose(v)), \
+      jnp.conj(jnp.matrix_transpose(v)) @ v
+
+
+def numpy_eigh_reconstruction(a, UPLO=None):
+  a = _wide(a)
+  return np.linalg.eigvalsh(a), a, _eye_like(a, a.shape[-1])
+
+
+def svd_reconstruction(a, full_matrices=True):
+  u, s, vh = jnp.linalg.svd(a, full_matrices=full_matrices)
+  k = s.shape[-1]
+  product = (u[..., :k] * s.astype(u.dtype)[..., None, :]) @ vh[..., :k, :]
+  return (s, product, jnp.conj(jnp.matrix_transpose(u)) @ u,
+          vh @ jnp.conj(jnp.matrix_transpose(vh)))
+
+
+def numpy_svd_reconstruction(a, full_matrices=True):
+  a = _wide(a)
+  m, n = a.shape[-2:]
+  k = min(m, n)
+  return (np.linalg.svd(a, compute_uv=False), a, _eye_like(a, m if full_matrices else k),
+          _eye_like(a, n if full_matrices else k))
+
+
+def qr_reconstruction(a, mode="reduced"):
+  q, r = jnp.linalg.qr(a, mode=mode)
+  return q @ r, jnp.conj(jnp.matrix_transpose(q)) @ q, r - jnp.triu(r)
+
+
+def numpy_qr_reconstruction(a, mode="reduced"):
+  a = _wide(a)
+  m, n = a.shape[-2:]
+  k = m if mode == "complete" else min(m, n)
+  return a, _eye_like(a, k), np.zeros(a.shape[:-2] + (k, n))
+
+
+def pivoted_qr_residual(a):
+  """`q r - a[..., p]` and `|diag r|`'s decreases (both zero)."""
+  q, r, p = lax_linalg.qr(a, pivoting=True, full_matrices=False)
+  permuted = jnp.take_along_axis(a, jnp.broadcast_to(p[..., None, :], a.shape), axis=-1)
+  diag = jnp.abs(jnp.diagonal(r, axis1=-2, axis2=-1))
+  return q @ r - permuted, jnp.maximum(diag[..., 1:] - diag[..., :-1], 0)
+
+
+def numpy_pivoted_qr_residual(a):
+  k = min(a.shape[-2:])
+  return np.zeros(a.shape), np.zeros(a.shape[:-2] + (k - 1,))
+
+
+def lu_residual(a):
+  """`L U - a[perm]` (zero)."""
+  lu, _, perm = lax_linalg.lu(a)
+  m, n = a.shape[-2:]
+  k = min(m, n)
+  lower = jnp.tril(lu[..., :k], -1) + jnp.eye(m, k, dtype=a.dtype)
+  upper = jnp.triu(lu[..., :k, :])
+  permuted = jnp.take_along_axis(a, jnp.broadcast_to(perm[..., None], a.shape), axis=-2)
+  return lower @ upper - permuted
+
+
+def numpy_lu_residual(a):
+  return np.zeros(a.shape)
+
+
+def _power_sums(w):
+  """`sum(w**k)` for k = 1..n along the last axis: order-free, and they
+  determine the multiset of eigenvalues."""
+  return [(w ** k).sum(-1) for k in range(1, w.shape[-1] + 1)]
+
+
+def eigvals_power_sums(a):
+  return _power_sums(jnp.linalg.eigvals(a))
+
+
+def numpy_eigvals_power_sums(a):
+  return _power_sums(np.linalg.eigvals(_wide(a)).astype(np.complex128))
+
+
+def eig_residuals(a):
+  """`a vr - vr diag(w)`, `vl^H a - diag(w) vl^H` (zero) and the eigenvector norms (one)."""
+  w, vl, vr = lax_linalg.eig(a)
+  vlh = jnp.conj(jnp.matrix_transpose(vl))
+  return (a @ vr - vr * w[..., None, :], vlh @ a - w[..., :, None] * vlh,
+          jnp.linalg.vector_norm(vl, axis=-2), jnp.linalg.vector_norm(vr, axis=-2))
+
+
+def numpy_eig_residuals(a):
+  zeros = np.zeros(a.shape, np.complex128)
+  return zeros, zeros, np.ones(a.shape[:-1]), np.ones(a.shape[:-1])
+
+
+def _np_lstsq(a, b):
+  x, _, rank, s = np.linalg.lstsq(_wide(a), _wide(b))
+  return x, rank, s
+
+
+def _lstsq(a, b):
+  x, _, rank, s = jnp.linalg.lstsq(a, b)
+  return x, rank, s
+
+
+@st.composite
+def lstsq_inputs(draw):
+  dtype = draw(st.sampled_from(DTYPES))
+  a = draw(S.well_conditioned_matrices(dtype, (), kind="full_rank"))
+  b_shape = (a.shape[0],) if draw(st.booleans()) else (a.shape[0], draw(st.integers(1, 3)))
+  return (a, draw(S.bounded_arrays(dtype, b_shape))), {}
+
+
+def _kwargs(**choices):
+  return st.fixed_dictionaries({k: st.sampled_from(v) for k, v in choices.items()})
+
+
+CASES = [
+    # primitives (lax.linalg)
+    Case("lax.linalg.cholesky", lambda a: lax_linalg.cholesky(a),
+         lambda: matrix_inputs("positive_definite"), _in_wide(np.linalg.cholesky),
+         ("cholesky",), **TOL),
+    Case("lax.linalg.triangular_solve", lax_linalg.triangular_solve, triangular_solve_inputs,
+         numpy_triangular_solve, ("triangular_solve",), **TOL),
+    Case("lax.linalg.lu", lu_residual, any_matrix_inputs, numpy_lu_residual, ("lu",), **TOL),
+    Case("lax.linalg.qr(pivoting=True)", pivoted_qr_residual,
+         lambda: matrix_inputs("full_rank"), numpy_pivoted_qr_residual, ("qr",), **TOL),
+    Case("lax.linalg.eigh(symmetrize_input=False)",
+         lambda a, lower: lax_linalg.eigh(a, lower=lower, symmetrize_input=False)[1],
+         lambda: any_matrix_inputs(square=True, kwargs=_kwargs(lower=[True, False])),
+         lambda a, lower: np.linalg.eigvalsh(_wide(a), UPLO="L" if lower else "U"),
+         ("eigh",), **TOL),
+    Case("lax.linalg.eig", eig_residuals, matrix_inputs, numpy_eig_residuals, ("eig",),
+         rtol=1e-4, atol=1e-3),
+    Case("lax.linalg.tridiagonal_solve", lax_linalg.tridiagonal_solve, tridiagonal_inputs,
+         numpy_tridiagonal_solve, ("tridiagonal_solve",), **TOL),
+    # jnp.linalg
+    Case("jnp.linalg.cholesky", jnp.linalg.cholesky,
+         lambda: matrix_inputs("positive_definite", _kwargs(upper=[False, True])),
+         _in_wide(np.linalg.cholesky), ("cholesky",), **TOL),
+    Case("jnp.linalg.det", jnp.linalg.det, matrix_inputs, _in_wide(np.linalg.det), ("lu",),
+         **TOL),
+    Case("jnp.linalg.slogdet", lambda a: tuple(jnp.linalg.slogdet(a)), matrix_inputs,
+         lambda a: tuple(np.linalg.slogdet(_wide(a))), ("lu",), **TOL),
+    Case("jnp.linalg.slogdet(method='qr')",
+         lambda a: tuple(jnp.linalg.slogdet(a, method="qr")),
+         lambda: matrix_inputs(dtype_list=[np.float32]),
+         lambda a: tuple(np.linalg.slogdet(_wide(a))), ("geqrf",), **TOL),
+    Case("jnp.linalg.solve", jnp.linalg.solve, solve_inputs, _in_wide(np.linalg.solve),
+         ("lu", "triangular_solve"), **TOL),
+    Case("jnp.linalg.inv", jnp.linalg.inv, matrix_inputs, _in_wide(np.linalg.inv),
+         ("lu", "triangular_solve"), **TOL),
+    Case("jnp.linalg.eigh", eigh_reconstruction,
+         lambda: matrix_inputs("hermitian", _kwargs(UPLO=[None, "L", "U"])),
+         numpy_eigh_reconstruction, ("eigh",), **TOL),
+    Case("jnp.linalg.eigvalsh", jnp.linalg.eigvalsh,
+         lambda: matrix_inputs("hermitian", _kwargs(UPLO=["L", "U"])),
+         _in_wide(np.linalg.eigvalsh), ("eigh",), **TOL),
+    Case("jnp.linalg.svd", svd_reconstruction,
+         lambda: matrix_inputs("full_rank", _kwargs(full_matrices=[True, False])),
+         numpy_svd_reconstruction, ("svd",), **TOL),
+    Case("jnp.linalg.svdvals", jnp.linalg.svdvals, any_matrix_inputs,
+         _in_wide(np.linalg.svdvals), ("svd",), **TOL),
+    Case("jnp.linalg.qr", qr_reconstruction,
+         lambda: matrix_inputs("full_rank", _kwargs(mode=["reduced", "complete"])),
+         numpy_qr_reconstruction, ("qr",), **TOL),
+    Case("jnp.linalg.eigvals", eigvals_power_sums, matrix_inputs, numpy_eigvals_power_sums,
+         ("eig",), rtol=1e-4, atol=1e-3),
+    Case("jnp.linalg.pinv", jnp.linalg.pinv, lambda: matrix_inputs("full_rank"),
+         _in_wide(np.linalg.pinv), ("svd",), **TOL),
+    Case("jnp.linalg.lstsq", _lstsq, lstsq_inputs, _np_lstsq, ("svd",), **TOL),
+    Case("jnp.linalg.matrix_rank", jnp.linalg.matrix_rank, low_rank_inputs, numpy_matrix_rank,
+         ("svd",)),
+    Case("jnp.linalg.matrix_power", jnp.linalg.matrix_power,
+         lambda: matrix_inputs(kwargs=_kwargs(n=[-2, -1, 0, 1, 2, 3, 5])),
+         _in_wide(np.linalg.matrix_power), ("dot_general",), **TOL),
+    Case("jnp.linalg.cond", jnp.linalg.cond,
+         lambda: matrix_inputs(kwargs=_kwargs(p=[None, 1, -1, 2, -2, np.inf, -np.inf, "fro"])),
+         _in_wide(np.linalg.cond), ("svd",), **TOL),
+    Case("jnp.linalg.norm", jnp.linalg.norm, norm_inputs, _in_wide(np.linalg.norm),
+         ("reduce_sum",), **TOL),
+    Case("jnp.linalg.vector_norm", jnp.linalg.vector_norm,
+         lambda: any_matrix_inputs(kwargs=st.fixed_dictionaries({
+             "axis": st.sampled_from([None, 0, -1, (0, 2), (-1, -2)]),
+             "keepdims": st.booleans(),
+             "ord": st.sampled_from([1, 2, 3, 0, np.inf, -np.inf])})).filter(
+                 lambda inputs: inputs[0][0].ndim == 3 or inputs[1]["axis"] in (None, 0, -1)),
+         _in_wide(np.linalg.vector_norm), ("reduce_sum",), **TOL),
+    Case("jnp.linalg.matrix_norm", jnp.linalg.matrix_norm,
+         lambda: any_matrix_inputs(kwargs=st.fixed_dictionaries({
+             "keepdims": st.booleans(),
+             "ord": st.sampled_from(["fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])})),
+         _in_wide(np.linalg.matrix_norm), ("reduce_sum",), **TOL),
+    Case("jnp.linalg.multi_dot", jnp.linalg.multi_dot, multi_dot_inputs,
+         lambda arrays: np.linalg.multi_dot([_wide(a) for a in arrays]), ("dot_general",),
+         **TOL),
+    Case("jnp.linalg.tensorinv", jnp.linalg.tensorinv, lambda: tensor_inputs(False),
+         _in_wide(np.linalg.tensorinv), ("lu",), **TOL),
+    Case("jnp.linalg.tensorsolve", jnp.linalg.tensorsolve, lambda: tensor_inputs(True),
+         _in_wide(np.linalg.tensorsolve), ("lu",), **TOL),
+    Case("jnp.linalg.cross", jnp.linalg.cross, cross_inputs, np.linalg.cross, ("mul", "sub")),
+    Case("jnp.linalg.outer", jnp.linalg.outer,
+         lambda: bounded_inputs(st.lists(st.integers(0, 4).map(lambda n: (n,)),
+                                         min_size=2, max_size=2)),
+         _in_wide(np.linalg.outer), ("mul",), **TOL),
+    Case("jnp.linalg.trace", jnp.linalg.trace,
+         lambda: any_matrix_inputs(kwargs=_kwargs(offset=[-2, -1, 0, 1, 3])),
+         lambda a, offset: np.linalg.trace(_wide(a), offset=offset), ("reduce_sum",), **TOL),
+    Case("jnp.linalg.diagonal", jnp.linalg.diagonal,
+         lambda: any_matrix_inputs(kwargs=_kwargs(offset=[-2, -1, 0, 1, 3])),
+         np.linalg.diagonal, ("gather",)),
+    Case("jnp.linalg.matrix_transpose", jnp.linalg.matrix_transpose, any_matrix_inputs,
+         np.linalg.matrix_transpose, ("transpose",)),
+    Case("jnp.linalg.matmul", jnp.linalg.matmul, lambda: bounded_inputs(_square_pair((2,))),
+         _in_wide(np.linalg.matmul), ("dot_general",), **TOL),
+    Case("jnp.linalg.tensordot", jnp.linalg.tensordot, lambda: bounded_inputs(_square_pair(())),
+         _in_wide(np.linalg.tensordot), ("dot_general",), **TOL),
+    Case("jnp.linalg.vecdot", jnp.linalg.vecdot,
+         lambda: bounded_inputs(S.shapes(min_dims=1, min_side=1).map(lambda s: [s, s])),
+         _in_wide(np.linalg.vecdot), ("dot_general",), **TOL),
+]

@@ -152,7 +152,7 @@ def _heaviside(x1, x2):
 
 
 def _complex_fmax_fmin(np_fn, np_order):
-  """np_fn for real operands; JAX's `where(order(x1, x2) | isnan(x1), x2, x1)`
+  """np_fn for real operands; JAX's `where(order(x1, x2) or isnan(x1), x2, x1)`
   for complex ones (NumPy's complex ordering is lexicographic, as JAX's)."""
   def expected(x1, x2):
     x1, x2 = np.asarray(x1), np.asarray(x2)
@@ -236,13 +236,13 @@ DIVERGENCES.update({
         "jnp.heaviside(NaN, x2) is x2 (NaN is neither < 0 nor > 0); NumPy gives NaN.",
         _heaviside),
     "complex_fmax_with_nan": Divergence(
-        "jnp.fmax of complex numbers is where(x1 < x2 | isnan(x1), x2, x1) with the "
-        "lexicographic order, so a NaN x2 whose real part is larger wins (fmax(0, "
+        "jnp.fmax of complex numbers is where(less(x1, x2) or isnan(x1), x2, x1) "
+        "with the lexicographic order, so a NaN x2 whose real part is larger wins (fmax(0, "
         "1+nanj) is 1+nanj); NumPy returns the non-NaN operand (0).",
         _complex_fmax_fmin(np.fmax, np.less)),
     "complex_fmin_with_nan": Divergence(
-        "jnp.fmin of complex numbers is where(x1 > x2 | isnan(x1), x2, x1) with the "
-        "lexicographic order, so a NaN x2 whose real part is smaller wins; NumPy "
+        "jnp.fmin of complex numbers is where(greater(x1, x2) or isnan(x1), x2, x1) "
+        "with the lexicographic order, so a NaN x2 whose real part is smaller wins; NumPy "
         "returns the non-NaN operand.",
         _complex_fmax_fmin(np.fmin, np.greater)),
     "complex_order_ignores_nan_imaginary_part": Divergence(
@@ -681,8 +681,8 @@ DIVERGENCES.update({
         "NumPy gives 1.",
         _euclid),
     "lcm_of_int_min": Divergence(
-        "jnp.lcm is |x1| * (|x2| // gcd(x1, x2)) in the operands' dtype with jnp.gcd "
-        "(see gcd_of_int_min), so INT_MIN operands give wrapped results unlike NumPy's.",
+        "jnp.lcm is abs(x1) * (abs(x2) // gcd(x1, x2)) in the operands' dtype with "
+        "jnp.gcd (see gcd_of_int_min), so INT_MIN operands give wrapped results unlike NumPy's.",
         _lcm),
     "std_rounds_variance_first": Divergence(
         "jnp.std (and nanstd) is the square root of jnp.var's result, which is "
@@ -690,4 +690,21 @@ DIVERGENCES.update({
         "inf (std of [512, 0] is inf, where NumPy gives 256). The case's `reduction` "
         "names the function.",
         _std_of_rounded_variance),
+})
+
+
+def _round_float16_in_float32(x, decimals=0):
+  x = np.asarray(x)
+  if x.dtype == dtypes.float16 and decimals:
+    return np.round(x.astype(np.float32), decimals).astype(x.dtype)
+  with np.errstate(all="ignore"):
+    return np.round(x, decimals)
+
+
+DIVERGENCES.update({
+    "float16_round_scales_in_float32": Divergence(
+        "jnp.round(x, decimals) of a float16 scales by 10**decimals in float32 and "
+        "rounds back, so 66 with decimals=3 stays 66; NumPy scales in float16, where "
+        "66000 overflows to inf.",
+        _round_float16_in_float32),
 })

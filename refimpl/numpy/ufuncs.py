@@ -46,7 +46,7 @@ __all__ = [
     'nextafter', 'spacing', 'frexp', 'ldexp',
     'real', 'imag', 'conjugate', 'conj', 'angle',
     'heaviside', 'nan_to_num', 'isclose', 'where', 'astype', 'gcd', 'lcm',
-    'promote_types', 'result_type',
+    'promote_types', 'result_type', 'i0',
 ]
 
 _INT_OF_WIDTH = {16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64}
@@ -995,11 +995,9 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
   """`x` where `condition` else `y`: x and y are promoted together, all three
   broadcast, then `select_n`. The one-argument form is `jnp.nonzero`."""
   if x is None and y is None:
-    import refimpl.numpy as jnp
-    if not hasattr(jnp, "nonzero"):
-      raise NotImplementedError("jnp.where(condition) with one argument is "
-                                "jnp.nonzero(condition), which is not available.")
-    return jnp.nonzero(condition, size=size, fill_value=fill_value)
+    from refimpl.numpy.selection import nonzero  # selection imports this module
+    check_arraylike("where", condition)
+    return nonzero(condition, size=size, fill_value=fill_value)
   if size is not None or fill_value is not None:
     raise ValueError("size and fill_value arguments cannot be used in three-term "
                      "where function.")
@@ -1075,3 +1073,15 @@ def result_type(*args):
   """
   return dtypes.result_type(*(np.dtype(a) if isinstance(a, str) or (
       isinstance(a, type) and a not in (bool, int, float, complex)) else a for a in args))
+
+
+@jit
+def i0(x):
+  """The modified Bessel function of the first kind, order 0:
+  exp(|x|) * bessel_i0e(|x|). Real floating inputs only (ValueError for
+  complex). (JAX attaches a custom_jvp rule.)"""
+  x, = promote_args_inexact("i0", x)
+  if not dtypes.is_float(x.dtype):
+    raise ValueError(f"Unsupported input type to jax.numpy.i0: {x.dtype}")
+  abs_x = lax.abs(x)
+  return lax.mul(lax.exp(abs_x), lax.bessel_i0e(abs_x))

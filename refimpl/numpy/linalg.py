@@ -602,12 +602,7 @@ def cross(x1, x2, /, *, axis=-1):
     raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they "
                      f"have x1.shape[axis]={x1.shape[axis]} and "
                      f"x2.shape[axis]={x2.shape[axis]}")
-  x1, x2 = promote_dtypes(manipulation.moveaxis(x1, axis, -1),
-                          manipulation.moveaxis(x2, axis, -1))
-  a = [x1[..., i] for i in range(3)]
-  b = [x2[..., i] for i in range(3)]
-  c = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-  return manipulation.moveaxis(manipulation.stack(c, axis=-1), -1, axis)
+  return products.cross(x1, x2, axis=axis)
 
 
 def outer(x1, x2, /):

@@ -13,12 +13,12 @@ import numpy as np
 from refimpl import dtypes, lax
 from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy.creation import asarray, ensure_arraylike, user_dtype
-from refimpl.numpy.manipulation import diagonal, moveaxis, ravel
+from refimpl.numpy.manipulation import diagonal, moveaxis, ravel, stack
 from refimpl.numpy.util import check_arraylike, promote_dtypes
 from refimpl.numpy.ufuncs import conj
 
 __all__ = ['dot', 'matmul', 'vdot', 'inner', 'outer', 'kron', 'tensordot', 'einsum',
-           'matvec', 'vecmat', 'vecdot']
+           'matvec', 'vecmat', 'vecdot', 'cross']
 
 
 def _result_type(name, a, b, preferred_element_type):
@@ -243,7 +243,7 @@ def _parse_subscripts(subscripts, shapes):
     if "..." in term:
       n = len(s) - len(term.replace("...", ""))
       term = term.replace("...", ellipsis[ellipsis_rank - n:])
-    if len(term) != len(s) or not term.isalpha():
+    if len(term) != len(s) or (term and not term.isalpha()):
       raise ValueError(f"einsum: subscripts {term!r} do not match an operand of shape {s}")
     terms.append(term)
   if not arrow:
@@ -288,7 +288,9 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
       if sizes.get(c, 1) not in (1, d) and d != 1:
         raise ValueError(f"einsum: size of index {c!r} differs between operands: "
                          f"{sizes[c]} and {d}")
-      sizes[c] = max(sizes.get(c, 1), d)
+      if d != 1:  # a size-1 axis broadcasts against the others (0 included)
+        sizes[c] = d
+      sizes.setdefault(c, 1)
 
   prepared = []
   for k, (term, x) in enumerate(zip(terms, operands)):
@@ -322,3 +324,26 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
   acc_term = "".join(c for c in acc_term if c in output)
   acc = lax.transpose(acc, tuple(acc_term.index(c) for c in output))
   return lax.convert_element_type(acc, out_dtype, weak)
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+  """Cross product of 2- or 3-vectors along `axisa`/`axisb` (or `axis`).
+
+  Two 2-vectors give the scalar z component; a 2-vector meeting a 3-vector
+  counts as having z = 0. Other axes broadcast; the result's vector axis is
+  `axisc`.
+  """
+  a, b = promote_dtypes(*ensure_arraylike("cross", a, b))
+  if axis is not None:
+    axisa = axisb = axisc = axis
+  a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
+  if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+    raise ValueError("Dimension must be either 2 or 3 for cross product")
+  if a.shape[-1] == 2 and b.shape[-1] == 2:
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+  a0, a1 = a[..., 0], a[..., 1]
+  b0, b1 = b[..., 0], b[..., 1]
+  a2 = a[..., 2] if a.shape[-1] == 3 else lax.full_like(a0, 0)
+  b2 = b[..., 2] if b.shape[-1] == 3 else lax.full_like(b0, 0)
+  c = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+  return moveaxis(c, 0, axisc)

@@ -1,5 +1,7 @@
 """Tests of refimpl/numpy/products.py against NumPy."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -159,3 +161,22 @@ def test_kron_matches_numpy(data, a_shape, b_shape):
     return
   expected, dtype = _oracle(np.kron, a, b)
   _close(jnp.kron(a, b), expected, dtype)
+
+
+@given(st.sampled_from([(3, 3), (2, 3), (3, 2), (2, 2)]), st.integers(0, 3), st.data())
+def test_cross_matches_numpy(sizes, batch, data):
+  a = data.draw(arrays(np.float32, (batch, sizes[0]), allow_nan=False, allow_inf=False,
+                       elements=st.floats(-100, 100, width=32)))
+  b = data.draw(arrays(np.float32, (batch, sizes[1]), allow_nan=False, allow_inf=False,
+                       elements=st.floats(-100, 100, width=32)))
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)  # NumPy deprecates 2-vectors
+    expected = np.cross(a, b)
+  np.testing.assert_allclose(jnp.cross(a, b), expected, rtol=1e-5, atol=1e-2)
+  np.testing.assert_allclose(jnp.cross(a.T, b.T, axisa=0, axisb=0), expected, rtol=1e-5,
+                             atol=1e-2)
+
+
+def test_cross_rejects_other_sizes():
+  with pytest.raises(ValueError, match="either 2 or 3"):
+    jnp.cross(np.ones(4), np.ones(4))

@@ -18,7 +18,7 @@ from refimpl.lax.rules import check_same_dtypes
 __all__ = ['broadcast_in_dim', 'broadcast', 'broadcast_to_rank', 'broadcasted_iota',
            'collapse', 'concatenate', 'expand_dims', 'full', 'full_like', 'iota',
            'pad', 'reshape', 'rev', 'split', 'squeeze', 'transpose', 'tile',
-           'broadcast_shapes', 'optimization_barrier',
+           'broadcast_shapes', 'optimization_barrier', 'dtype',
            'broadcast_in_dim_p', 'reshape_p', 'transpose_p', 'squeeze_p', 'rev_p',
            'pad_p', 'concatenate_p', 'split_p', 'iota_p', 'tile_p',
            'optimization_barrier_p']
@@ -508,6 +508,11 @@ def _tile_shape_rule(operand, *, reps):
 def tile(operand, reps):
   """Tiles `operand` `reps[i]` times along each dimension i."""
   return tile_p.bind(operand, reps=tuple(operator.index(r) for r in reps))
+
+
+def dtype(x):
+  """The canonical dtype of a value or dtype-like `x` (as `jnp.dtype`)."""
+  return dtypes.dtype(x)
 
 
 def broadcast_shapes(*shapes):

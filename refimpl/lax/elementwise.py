@@ -15,7 +15,6 @@ Rules shared by every n-ary primitive here (see `refimpl/lax/rules.py`):
 """
 
 import enum
-import math
 import operator
 import warnings
 
@@ -42,7 +41,6 @@ __all__ = [
     'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'clamp', 'select', 'select_n',
     'convert_element_type', 'bitcast_convert_type', 'reduce_precision',
     'complex', 'real', 'imag', 'conj',
-    'erf', 'erfc', 'erf_inv', 'lgamma', 'digamma',
     'neg_p', 'sign_p', 'abs_p', 'floor_p', 'ceil_p', 'round_p', 'is_finite_p',
     'exp_p', 'exp2_p', 'expm1_p', 'log_p', 'log1p_p', 'logistic_p', 'sqrt_p',
     'rsqrt_p', 'cbrt_p', 'square_p', 'integer_pow_p', 'pow_p',
@@ -55,7 +53,6 @@ __all__ = [
     'eq_p', 'ne_p', 'lt_p', 'le_p', 'gt_p', 'ge_p', 'clamp_p', 'select_n_p',
     'convert_element_type_p', 'bitcast_convert_type_p', 'reduce_precision_p',
     'complex_p', 'real_p', 'imag_p', 'conj_p', 'copy_p',
-    'erf_p', 'erfc_p', 'erf_inv_p', 'lgamma_p', 'digamma_p',
 ]
 
 
@@ -91,7 +88,8 @@ class Tolerance:
 # --- building blocks -------------------------------------------------------------
 
 class ElementwisePrimitive(Primitive):
-  """A primitive that, as in JAX, does not print `accuracy=None` or `out_dtype=None`."""
+  # A primitive that, as in JAX, does not print `accuracy=None` or `out_dtype=None`.
+  __doc__ = Primitive.__doc__   # the reference rule's docstring (a class docstring would hide it)
 
   def pp_params(self, params):
     shown = {k: v for k, v in params.items()
@@ -119,7 +117,7 @@ def _result_dtype(out_dtype, dtype):
   return np.dtype(out_dtype(dtype) if callable(out_dtype) else out_dtype)
 
 
-def _nary(name, category, reference, out_dtype=None, nargs=1):
+def naryop(name, category, reference, out_dtype=None, nargs=1):
   """An n-ary elementwise primitive whose semantics are `reference` (and its docstring).
 
   `reference(*operands, **params)` computes with NumPy; the result is rounded
@@ -137,17 +135,18 @@ def _nary(name, category, reference, out_dtype=None, nargs=1):
     return naryop_aval(name, list(avals), category, out_dtype)
 
   impl.__doc__ = reference.__doc__
+  impl.__module__ = reference.__module__   # the family the generated docs list it under
   prim.def_impl(impl)
   prim.def_abstract_eval(shape_rule)
   return prim
 
 
 def unop(name, category, reference, out_dtype=None):
-  return _nary(name, category, reference, out_dtype, nargs=1)
+  return naryop(name, category, reference, out_dtype, nargs=1)
 
 
 def binop(name, category, reference, out_dtype=None):
-  return _nary(name, category, reference, out_dtype, nargs=2)
+  return naryop(name, category, reference, out_dtype, nargs=2)
 
 
 def _real_dtype(dtype):
@@ -570,101 +569,6 @@ cosh_p = unop("cosh", INEXACT, _cosh)
 asinh_p = unop("asinh", INEXACT, _asinh)
 acosh_p = unop("acosh", INEXACT, _acosh)
 atanh_p = unop("atanh", INEXACT, _atanh)
-
-
-# --- special functions (float64 evaluation, then rounded) ------------------------------
-
-_erf_f64 = np.vectorize(math.erf, otypes=[np.float64])
-_erfc_f64 = np.vectorize(math.erfc, otypes=[np.float64])
-
-
-def _lgamma_scalar(v):
-  try:
-    return math.lgamma(v)
-  except (ValueError, OverflowError):   # the poles 0, -1, -2, ..., and huge v
-    return math.inf
-
-
-_lgamma_f64 = np.vectorize(_lgamma_scalar, otypes=[np.float64])
-
-
-def _erf(x):
-  """Error function 2/sqrt(pi) * integral of exp(-t**2) from 0 to x; erf(±inf)
-  is ±1. Python's math.erf, accurate to about 1 ulp of float64."""
-  return _erf_f64(_wide(x))
-
-
-def _erfc(x):
-  """Complementary error function 1 - erf(x), accurate for large x (no
-  cancellation); erfc(-inf) is 2, erfc(inf) is 0. Python's math.erfc."""
-  return _erfc_f64(_wide(x))
-
-
-def _lgamma(x):
-  """log |Gamma(x)|: inf at the poles 0, -1, -2, ... and at ±inf; NaN for NaN.
-  Python's math.lgamma, accurate to a few ulp of float64 (less near its zeros
-  x = 1 and x = 2, where the error is absolute, about 1e-16)."""
-  return _lgamma_f64(_wide(x))
-
-
-def _digamma(x):
-  """psi(x) = d/dx log Gamma(x). NaN at the poles 0, -1, -2, ... and at -inf
-  and NaN; psi(inf) is inf.
-
-  Computed in float64: the recurrence psi(x) = psi(x + 1) - 1/x moves x to at
-  least 10, where the asymptotic series (7 terms) is accurate to 1e-16;
-  negative x use the reflection psi(x) = psi(1 - x) - pi / tan(pi x). The
-  relative error is about 1e-15, larger only near psi's root x = 1.4616...
-  where the error is absolute, about 1e-16.
-  """
-  x = _wide(x)
-  reflect = x < 0.5
-  z = np.where(reflect, 1.0 - x, x)
-  shift = np.zeros_like(z)
-  for _ in range(10):
-    small = z < 10.0
-    shift -= np.where(small, 1.0 / np.where(small, z, 1.0), 0.0)
-    z = np.where(small, z + 1.0, z)
-  inv2 = 1.0 / (z * z)
-  series = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (
-      1 / 240 - inv2 * (1 / 132 - inv2 * (691 / 32760 - inv2 / 12))))))
-  psi = shift + np.log(z) - 0.5 / z - series
-  # tan has period pi, so reduce the argument first: pi * x loses accuracy near integers.
-  reflected = psi - np.pi / np.tan(np.pi * (x - np.round(x)))
-  psi = np.where(reflect, reflected, psi)
-  pole = (x <= 0) & (x == np.floor(x))
-  return np.where(pole | np.isneginf(x), np.nan, psi)
-
-
-def _erf_inv(x):
-  """Inverse error function on (-1, 1): erf_inv(±1) is ±inf, NaN for |x| > 1.
-
-  Computed in float64 by Newton's method from a closed-form first guess,
-  on erf(y) = x for |x| <= 0.5 and on erfc(|y|) = 1 - |x| (exact) beyond, so
-  values near ±1 keep full precision; accurate to a few ulp of float64.
-  """
-  x = _wide(x)
-  a = np.abs(x)
-  # Winitzki's approximation (relative error < 2e-3) as the starting point.
-  log_term = np.log1p(-a * a)
-  c = 2 / (np.pi * 0.147) + log_term / 2
-  y = np.sqrt(np.sqrt(c * c - log_term / 0.147) - c)
-  near_zero = a <= 0.5
-  target = np.where(near_zero, a, 1.0 - a)
-  for _ in range(6):
-    value = np.where(near_zero, _erf_f64(y), _erfc_f64(y))
-    slope = 2 / np.sqrt(np.pi) * np.exp(-y * y) * np.where(near_zero, 1.0, -1.0)
-    step = np.where(value == target, 0.0, (value - target) / slope)
-    y = y - np.where(np.isfinite(step), step, 0.0)
-  y = np.where(a == 1, np.inf, np.where(a > 1, np.nan, y))
-  return np.copysign(np.where(x == 0, 0.0, y), x)
-
-
-erf_p = unop("erf", FLOAT, _erf)
-erfc_p = unop("erfc", FLOAT, _erfc)
-erf_inv_p = unop("erf_inv", FLOAT, _erf_inv)
-lgamma_p = unop("lgamma", FLOAT, _lgamma)
-digamma_p = unop("digamma", FLOAT, _digamma)
 
 
 # --- bits and logic --------------------------------------------------------------------------
@@ -1312,22 +1216,3 @@ def imag(x):
 def conj(x):
   return conj_p.bind(x, input_dtype=dtypes.dtype(x))
 
-
-def erf(x):
-  return erf_p.bind(x)
-
-
-def erfc(x):
-  return erfc_p.bind(x)
-
-
-def erf_inv(x):
-  return erf_inv_p.bind(x)
-
-
-def lgamma(x):
-  return lgamma_p.bind(x)
-
-
-def digamma(x):
-  return digamma_p.bind(x)

@@ -1,3 +1,7 @@
-"""(being written)"""
+"""`refimpl.nn`: neural-network functions, as `jax.nn`.
 
-__all__ = []
+`jax.nn.initializers` is not here yet: it needs the PRNG.
+"""
+
+from refimpl.nn.functions import *  # noqa: F401,F403
+from refimpl.nn.functions import __all__  # noqa: F401

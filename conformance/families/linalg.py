@@ -432,3 +432,50 @@ CASES = [
          lambda: bounded_inputs(S.shapes(min_dims=1, min_side=1).map(lambda s: [s, s])),
          _in_wide(np.linalg.vecdot), ("dot_general",), **TOL),
 ]
+
+
+@st.composite
+def _pivots(draw):
+  """LAPACK-style pivots: row i was swapped with row pivots[i] >= i."""
+  n = draw(st.integers(1, 6))
+  k = draw(st.integers(0, n))
+  pivots = np.array([draw(st.integers(i, n - 1)) for i in range(k)], np.int32)
+  return (pivots,), {"permutation_size": n}
+
+
+def _np_pivots_to_permutation(pivots, permutation_size):
+  perm = np.arange(permutation_size)
+  for i, p in enumerate(pivots):
+    perm[i], perm[p] = perm[p], perm[i]
+  return perm.astype(np.int32)
+
+
+@st.composite
+def _reflectors(draw):
+  """A matrix holding Householder vectors below its diagonal, and their taus."""
+  m = draw(st.integers(1, 4))
+  n = draw(st.integers(1, m))
+  elements = st.floats(-2, 2, width=32)
+  a = draw(S.arrays(np.float32, (m, n), elements=elements))
+  taus = draw(S.arrays(np.float32, (n,), elements=st.floats(0, 2, width=32)))
+  return (a, taus), {}
+
+
+def _np_householder_product(a, taus):
+  """Q = H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^T, v_i = (0, .., 1, a[i+1:, i])."""
+  m, n = a.shape
+  q = np.eye(m)
+  for i, tau in enumerate(taus.astype(np.float64)):
+    v = np.zeros(m)
+    v[i] = 1.0
+    v[i + 1:] = a[i + 1:, i]
+    q = q @ (np.eye(m) - tau * np.outer(v, v))
+  return q[:, :n]
+
+
+CASES += [
+    Case("lax.linalg.lu_pivots_to_permutation", lax_linalg.lu_pivots_to_permutation, _pivots,
+         _np_pivots_to_permutation, ("lu_pivots_to_permutation",)),
+    Case("lax.linalg.householder_product", lax_linalg.householder_product, _reflectors,
+         _np_householder_product, ("householder_product",), rtol=1e-4, atol=1e-5),
+]

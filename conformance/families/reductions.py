@@ -53,6 +53,25 @@ def _np_cumlogsumexp(x, axis, reverse):
     return flip(np.logaddexp.accumulate(flip(x).astype(np.float64), axis=axis))
 
 
+def _cumulative_extremum_inputs():
+  return S.array_and_kwargs(
+      lambda shape: st.fixed_dictionaries({"axis": st.integers(0, len(shape) - 1),
+                                           "reverse": st.booleans()}),
+      S.INT_DTYPES + S.FLOAT_DTYPES, shape=S.shapes(min_dims=1))
+
+
+def _np_accumulate(ufunc):
+  """`ufunc.accumulate` along `axis`, from the end when `reverse` (NaN propagates)."""
+  def accumulate(x, axis, reverse):
+    flip = (lambda a: np.flip(a, axis)) if reverse else (lambda a: a)
+    return flip(ufunc.accumulate(flip(x), axis=axis)).astype(x.dtype)
+  return accumulate
+
+
+def _np_reduce_xor(x, dimensions):
+  return np.bitwise_xor.reduce(x, axis=dimensions) if dimensions else x
+
+
 CASES = [
     Case("lax.reduce", _max_abs,
          _axes_inputs(S.SIGNED_DTYPES[1:] + [dtypes.float32], allow_nan=False),
@@ -61,4 +80,11 @@ CASES = [
          _np_sum, ("reduce_sum",)),
     Case("lax.cumlogsumexp", lambda x, axis, reverse: lax.cumlogsumexp(x, axis, reverse),
          _cumulative_inputs, _np_cumlogsumexp, ("cumlogsumexp",)),
+    Case("lax.cummax", lambda x, axis, reverse: lax.cummax(x, axis, reverse),
+         _cumulative_extremum_inputs, _np_accumulate(np.maximum),
+         ("cummax",)),
+    Case("lax.cummin", lambda x, axis, reverse: lax.cummin(x, axis, reverse),
+         _cumulative_extremum_inputs, _np_accumulate(np.minimum), ("cummin",)),
+    Case("lax.reduce_xor", lambda x, dimensions: lax.reduce_xor(x, dimensions),
+         _axes_inputs(S.BOOL_DTYPES + S.INT_DTYPES), _np_reduce_xor, ("reduce_xor",)),
 ]

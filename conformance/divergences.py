@@ -174,9 +174,20 @@ def _complex_order(x, y, ufunc):
 _INEXACT_RESULT = {"true_divide", "arctan2", "hypot", "logaddexp", "copysign"}
 
 
-def _in_default_float(x, ufunc, **kwargs):
+_ACCUMULATING = {"mean", "average", "var", "std", "nanmean", "nanvar", "nanstd"}
+
+
+def _in_default_float(*args, ufunc, **kwargs):
+  """np.<ufunc> with the integer and boolean operands rounded to the default
+  float. Means and variances then accumulate in float64 (as the reference's
+  sums do; NumPy's float32 sums would lose more), other functions compute in
+  the default float."""
+  float_ = dtypes.default_float_dtype()
+  compute = np.float64 if ufunc in _ACCUMULATING else float_
+  args = [np.asarray(a).astype(float_).astype(compute)
+          if not dtypes.is_inexact(np.asarray(a).dtype) else a for a in args]
   with np.errstate(all="ignore"):
-    return getattr(np, ufunc)(np.asarray(x).astype(dtypes.default_float_dtype()), **kwargs)
+    return getattr(np, ufunc)(*args, **kwargs)
 
 
 def _in_promoted_dtype(x, y, ufunc):
@@ -343,7 +354,7 @@ DIVERGENCES.update({
 })
 
 
-# --- indexing: out-of-bounds starts and indices ------------------------------------------------------
+# --- indexing: out-of-bounds starts and indices -
 
 def _wrapped_clamped_start(start, dim, size):
   """A dynamic_slice start: a negative signed start counts from the end (once),
@@ -450,10 +461,10 @@ _SCATTER_COMBINERS = {"scatter": None, "scatter_add": np.add, "scatter_sub": np.
 
 
 def _scatter(operand, indices, updates, dimension_numbers, *, mode=None, op, **_):
-  """lax.<op> (scatter, scatter_add, ...) by ufunc.at on fancy indices:
-  FILL_OR_DROP and PROMISE_IN_BOUNDS drop windows that do not fit, CLIP
-  clamps their starts. All updates of one element accumulate; for plain
-  scatter the last one wins."""
+  """lax.<op> (scatter, scatter_add, ...) on the fancy indices of every window
+  element: FILL_OR_DROP and PROMISE_IN_BOUNDS drop windows that do not fit,
+  CLIP clamps their starts. All updates of one element accumulate, in order;
+  for plain scatter the last one wins."""
   from refimpl.lax import GatherScatterMode
   operand, indices, updates = map(np.asarray, (operand, indices, updates))
   dn = dimension_numbers
@@ -469,17 +480,22 @@ def _scatter(operand, indices, updates, dimension_numbers, *, mode=None, op, **_
                                 window_shape, clamp)
   fits = fits | clamp
   index = tuple(g[fits] for g in grids)
-  # Inexact values combine in float64/complex128 (the reference rounds each
-  # combination; complex64 products would overflow in intermediate terms).
-  wide = _wide(operand).dtype if dtypes.is_inexact(operand.dtype) else operand.dtype
-  out = operand.astype(wide)
+  out = operand.copy()
   combine = _SCATTER_COMBINERS[op]
+  if combine is None:
+    out[index] = updates[fits]
+    return out
+  # One update at a time, in order, each rounded to the dtype: a product that
+  # overflows to inf stays inf (then NaN when multiplied by 0). Inexact values
+  # combine in float64/complex128 first (complex64's own product overflows in
+  # intermediate terms).
+  inexact = dtypes.is_inexact(operand.dtype)
   with np.errstate(all="ignore"):
-    if combine is None:
-      out[index] = updates[fits]
-    else:
-      combine.at(out, index, updates[fits].astype(wide))
-    return out.astype(operand.dtype)
+    for position, update in zip(zip(*index), updates[fits]):
+      old = _wide(out[position]) if inexact else out[position]
+      new = _wide(update) if inexact else update
+      out[position] = np.asarray(combine(old, new)).astype(operand.dtype)
+  return out
 
 
 def _wrap_index(index, size):
@@ -640,7 +656,7 @@ DIVERGENCES.update({
 })
 
 
-# --- gcd and lcm of INT_MIN; std's rounded variance ------------------------------------------------
+# --- gcd and lcm of INT_MIN; std's rounded variance -
 
 def _euclid(x1, x2):
   """Euclid's algorithm with C remainders on |x1| and |x2| as their dtype
@@ -707,4 +723,36 @@ DIVERGENCES.update({
         "rounds back, so 66 with decimals=3 stays 66; NumPy scales in float16, where "
         "66000 overflows to inf.",
         _round_float16_in_float32),
+})
+
+
+def _nan_extremum(a, reduction, initial=None, where=None, **kwargs):
+  """nanmax/nanmin: NumPy's without `initial`; with it, NaNs become the
+  identity, the masked max/min is taken, then combined with `initial` by the
+  NaN-propagating maximum/minimum."""
+  a = np.asarray(a)
+  with np.errstate(all="ignore"):
+    if initial is None:
+      return getattr(np, reduction)(a, **kwargs)
+    is_max = reduction == "nanmax"
+    if dtypes.is_inexact(a.dtype):
+      identity = -np.inf if is_max else np.inf
+      a = np.where(np.isnan(a), np.asarray(identity, a.dtype), a)
+    elif dtypes.is_integer(a.dtype):
+      info = dtypes.iinfo(a.dtype)
+      identity = info.min if is_max else info.max
+    else:
+      identity = not is_max
+    extremum = (np.max if is_max else np.min)(
+        a, initial=identity, where=True if where is None else where, **kwargs)
+    return (np.maximum if is_max else np.minimum)(np.asarray(initial), extremum)
+
+
+DIVERGENCES.update({
+    "nan_extremum_initial_propagates_nan": Divergence(
+        "jnp.nanmax and jnp.nanmin with `initial` combine it with the NaN-ignoring "
+        "result by max/min, which propagate NaN: a NaN `initial` gives NaN (NumPy's "
+        "fmax ignores it), and an all-NaN slice gives `initial` (NumPy gives NaN). "
+        "The case's `reduction` names the function.",
+        _nan_extremum),
 })

@@ -1,20 +1,562 @@
-"""Cases for the elementwise primitives and the jnp ufuncs built on them."""
+"""Cases for the elementwise primitives (refimpl/lax/elementwise.py) and the
+jnp ufuncs built on them (refimpl/numpy/ufuncs.py).
+
+Operands of one case share a dtype, and each case draws from the dtypes for
+which NumPy is a valid reference (NumPy's `arctan2` has no complex loop, for
+example). The reference computes floating results in float64/complex128 and
+rounds once, so transcendental functions and products are compared with
+NumPy's computed wide (`_w`): NumPy's own 16-bit and complex64 loops are less
+accurate. Integer operands of functions with inexact results, and mixed
+dtypes, are covered by the promotion cases at the end, whose expected values
+come from the divergence table (JAX promotes on its own lattice, and to
+float32 with x64 disabled).
+
+`jnp` aliases that are the same function object as another name (`mod`,
+`abs`, `around`, `conj`, `radians`, `degrees`, `pow`, `divide`) share the
+case of that name.
+"""
 
 import numpy as np
 from hypothesis import strategies as st
 
 import refimpl.numpy as jnp
-from refimpl import lax
+from refimpl import dtypes, lax
 from conformance import strategies as S
 from conformance.cases import Case
 
-NUMERIC = S.INT_DTYPES + S.FLOAT_DTYPES + S.COMPLEX_DTYPES
+BOOL = S.BOOL_DTYPES
+INT = S.INT_DTYPES
+SIGNED = S.SIGNED_DTYPES
+FLOAT = S.FLOAT_DTYPES
+COMPLEX = S.COMPLEX_DTYPES
+INEXACT = FLOAT + COMPLEX
+NUMERIC = INT + FLOAT + COMPLEX
+REAL = INT + FLOAT
+ALL = S.ALL_DTYPES
 
-CASES = [
-    Case("lax.add", lax.add, lambda: S.case_inputs(NUMERIC, 2), np.add, ("add",)),
-    Case("jnp.sin", jnp.sin, lambda: S.case_inputs(S.FLOAT_DTYPES), np.sin, ("sin",)),
-    Case("jnp.astype", lambda x, dtype: jnp.astype(x, dtype),
-         lambda: S.case_inputs(S.FLOAT_DTYPES, kwargs=st.fixed_dictionaries(
-             {"dtype": st.sampled_from([np.uint8, np.int8, np.int32])})),
+
+def _inputs(dtype_list, n=1, kwargs=None, **array_kwargs):
+  """Same-dtype operands broadcastable as lax requires (rank 0 or equal rank)."""
+  return lambda: S.case_inputs(dtype_list, n, kwargs=kwargs, **array_kwargs)
+
+
+def _numpy_inputs(dtype_list, n=1, kwargs=None, **array_kwargs):
+  """Same-dtype operands broadcastable as NumPy allows (ranks may differ)."""
+  return lambda: S.numpy_case_inputs(dtype_list, n, kwargs=kwargs, **array_kwargs)
+
+
+def _kwargs(**strategies):
+  return st.fixed_dictionaries(strategies)
+
+
+def _wide(x):
+  """x as float64/complex128 (integers unchanged): NumPy formulas computed wide."""
+  x = np.asarray(x)
+  if dtypes.is_complex(x.dtype):
+    return x.astype(np.complex128)
+  if dtypes.is_float(x.dtype):
+    return x.astype(np.float64)
+  return x
+
+
+def _w(numpy_fn):
+  """`numpy_fn` computed in float64/complex128: NumPy's own 16-bit and complex64
+  loops lose accuracy (e.g. complex64 exp2(4046j), log1p(1e-8+0j)) or overflow
+  in intermediate products (complex64 (inf+2e19j)**2 is nan+infj), while the
+  reference computes wide and rounds once."""
+  return lambda *args, **kwargs: numpy_fn(*map(_wide, args), **kwargs)
+
+
+def _log1p(x):
+  """np.log1p, but NumPy's complex log1p is log(1 + z), which loses everything
+  for tiny z: there the series z - z**2/2 + z**3/3 (error below 1e-16 for |z| < 1e-4)."""
+  z = _wide(x)
+  if not dtypes.is_complex(z.dtype):
+    return np.log1p(z)
+  return np.where(np.abs(z) < 1e-4, z - z * z / 2 + z ** 3 / 3, np.log1p(z))
+
+
+def _unsigned(x):
+  """The bits of integer array x as the unsigned type of its width."""
+  return x.view(np.dtype(f"uint{x.dtype.itemsize * 8}"))
+
+
+def _signed(x):
+  return x.view(np.dtype(f"int{x.dtype.itemsize * 8}"))
+
+
+# --- NumPy formulas for lax functions without a NumPy ufunc ------------------------------------
+
+def _round_half_away(x, rounding_method=0):
+  if rounding_method == lax.RoundingMethod.TO_NEAREST_EVEN:
+    return np.rint(x)
+  x = _wide(x)
+  return np.copysign(np.floor(np.abs(x) + 0.5), x)
+
+
+def _broadcast_shift(x, y):
+  """(x, shift amounts) broadcast, contiguous; amounts as unsigned, so a
+  negative amount is huge and shifts out every bit (as XLA and NumPy do)."""
+  x, y = (np.array(a, order="C") for a in np.broadcast_arrays(x, y))
+  return x, _unsigned(y)
+
+
+def _shift_left(x, y):
+  x, amount = _broadcast_shift(x, y)
+  return np.left_shift(_unsigned(x), amount).view(x.dtype)
+
+
+def _shift_right_logical(x, y):
+  x, amount = _broadcast_shift(x, y)
+  return np.right_shift(_unsigned(x), amount).view(x.dtype)
+
+
+def _shift_right_arithmetic(x, y):
+  x, amount = _broadcast_shift(x, y)
+  signed = _signed(x)
+  return np.right_shift(signed, amount).astype(signed.dtype).view(x.dtype)
+
+
+def _population_count(x):
+  return np.bitwise_count(_unsigned(x))
+
+
+def _clz(x):
+  bits = x.dtype.itemsize * 8
+  return np.vectorize(lambda v: bits - int(v).bit_length(), otypes=[np.int64])(
+      _unsigned(x)).astype(x.dtype)
+
+
+def _make_complex(x, y):
+  """x + iy with infinite parts kept (x + 1j * y would make 0 * inf = NaN)."""
+  x, y = np.broadcast_arrays(x, y)
+  out = np.empty(x.shape, np.complex128)
+  out.real, out.imag = x, y
+  return out
+
+
+def _bitcast(x, new_dtype):
+  """The bits of x as new_dtype: narrower adds a trailing axis, wider consumes one."""
+  new_dtype = np.dtype(new_dtype)
+  x = np.array(x, order="C")
+  if new_dtype.itemsize < x.dtype.itemsize:
+    return x.reshape(x.shape + (1,)).view(new_dtype)
+  out = x.view(new_dtype)
+  return out.reshape(out.shape[:-1]) if new_dtype.itemsize > x.dtype.itemsize else out
+
+
+def _reduce_precision(x, exponent_bits, mantissa_bits):
+  """Rounding float32 to bfloat16's format (8, 7) is a round trip through
+  bfloat16; a dtype's own format is the identity."""
+  if (x.dtype, exponent_bits, mantissa_bits) == (np.float32, 8, 7):
+    return x.astype(dtypes.bfloat16).astype(np.float32)
+  return x
+
+
+# --- input strategies for functions with special operands ---------------------------------------
+
+@st.composite
+def _clamp_inputs(draw, dtype_list):
+  """(lo, x, hi): bounds are scalars or have x's shape."""
+  dtype = draw(st.sampled_from(dtype_list))
+  shape = draw(S.shapes())
+  bound = lambda: draw(S.arrays(dtype, draw(st.sampled_from([(), shape]))))
+  return (bound(), draw(S.arrays(dtype, shape)), bound()), {}
+
+
+@st.composite
+def _select_n_inputs(draw):
+  """(which, *cases): a bool selector with 2 cases or an int32 one with 1 to 4,
+  in range (lax.select_n's contract), scalar or of the cases' shape."""
+  dtype = draw(st.sampled_from(ALL))
+  shape = draw(S.shapes())
+  boolean = draw(st.booleans())
+  n = 2 if boolean else draw(st.integers(1, 4))
+  which_shape = draw(st.sampled_from([(), shape]))
+  which = draw(S.arrays(np.bool_, which_shape) if boolean else S.arrays(
+      np.int32, which_shape, elements=st.integers(0, n - 1)))
+  return (which, *[draw(S.arrays(dtype, shape)) for _ in range(n)]), {}
+
+
+@st.composite
+def _select_inputs(draw):
+  """(pred, on_true, on_false) for lax.select: pred scalar or of the cases' shape."""
+  dtype = draw(st.sampled_from(ALL))
+  shape = draw(S.shapes())
+  pred = draw(S.arrays(np.bool_, draw(st.sampled_from([(), shape]))))
+  return (pred, draw(S.arrays(dtype, shape)), draw(S.arrays(dtype, shape))), {}
+
+
+@st.composite
+def _pow_int_exponent_inputs(draw):
+  """(x, y): an inexact base and an int32 exponent of a lax-broadcastable shape."""
+  dtype = draw(st.sampled_from(INEXACT))
+  shape = draw(S.shapes())
+  x = draw(S.arrays(dtype, draw(st.sampled_from([(), shape]))))
+  y = draw(S.arrays(np.int32, draw(st.sampled_from([(), shape])),
+                    elements=st.integers(-70, 70)))
+  return (x, y), {}
+
+
+_BITCAST_DTYPES = INT + FLOAT
+
+
+@st.composite
+def _bitcast_inputs(draw):
+  """(x,) and new_dtype: a wider target needs a last axis of the width ratio."""
+  old = np.dtype(draw(st.sampled_from(_BITCAST_DTYPES)))
+  new = np.dtype(draw(st.sampled_from(_BITCAST_DTYPES)))
+  shape = draw(S.shapes())
+  if new.itemsize > old.itemsize:
+    shape = shape + (new.itemsize // old.itemsize,)
+  return (draw(S.arrays(old, shape)),), {"new_dtype": new}
+
+
+@st.composite
+def _reduce_precision_inputs(draw):
+  dtype, formats = draw(st.sampled_from([
+      (np.float32, [(8, 7), (8, 23)]), (np.dtype(dtypes.float16), [(5, 10)]),
+      (np.dtype(dtypes.bfloat16), [(8, 7)])]))
+  exponent_bits, mantissa_bits = draw(st.sampled_from(formats))
+  return ((draw(S.arrays(dtype, S.shapes())),),
+          {"exponent_bits": exponent_bits, "mantissa_bits": mantissa_bits})
+
+
+@st.composite
+def _int_power_inputs(draw):
+  """(x, y) of one integer dtype; y has rank >= 1, since a concrete scalar
+  exponent takes jnp.power's `integer_pow` path (as in JAX) instead of the
+  traced one."""
+  dtype = draw(st.sampled_from(INT))
+  x_shape, y_shape = draw(S.broadcastable_shapes(2))
+  return (draw(S.arrays(dtype, x_shape)), draw(S.arrays(dtype, y_shape or (1,)))), {}
+
+
+@st.composite
+def _ldexp_inputs(draw):
+  dtype = draw(st.sampled_from(FLOAT))
+  x = draw(S.arrays(dtype, S.shapes()))
+  n = draw(S.arrays(np.int32, draw(st.sampled_from([(), x.shape])),
+                    elements=st.integers(-300, 300)))
+  return (x, n), {}
+
+
+@st.composite
+def _where_inputs(draw):
+  """(condition, x, y): one dtype, NumPy-broadcastable shapes."""
+  dtype = draw(st.sampled_from(ALL))
+  shapes = draw(S.broadcastable_shapes(3))
+  condition = draw(S.arrays(np.bool_, shapes[0]))
+  return (condition, draw(S.arrays(dtype, shapes[1])), draw(S.arrays(dtype, shapes[2]))), {}
+
+
+# --- lax -----------------------------------------------------------------------------------------
+
+def _lax_unary(name, dtype_list, numpy_fn, primitive=None, **options):
+  fn = getattr(lax, name)
+  return Case(f"lax.{name}", fn, _inputs(dtype_list), numpy_fn, (primitive or name,),
+              **options)
+
+
+def _lax_binary(name, dtype_list, numpy_fn, primitive=None, **options):
+  fn = getattr(lax, name)
+  return Case(f"lax.{name}", fn, _inputs(dtype_list, 2), numpy_fn, (primitive or name,),
+              **options)
+
+
+LAX_CASES = [
+    _lax_unary("neg", NUMERIC, np.negative),
+    _lax_unary("sign", NUMERIC, np.sign),
+    _lax_unary("abs", SIGNED + INEXACT, np.abs),
+    _lax_unary("floor", FLOAT, np.floor),
+    _lax_unary("ceil", FLOAT, np.ceil),
+    Case("lax.round", lax.round,
+         _inputs(FLOAT, kwargs=_kwargs(rounding_method=st.sampled_from(list(lax.RoundingMethod)))),
+         _round_half_away, ("round",)),
+    _lax_unary("is_finite", FLOAT, np.isfinite),
+    _lax_unary("exp", INEXACT, _w(np.exp)),
+    _lax_unary("exp2", INEXACT, _w(np.exp2)),
+    _lax_unary("expm1", INEXACT, _w(np.expm1)),
+    _lax_unary("log", INEXACT, _w(np.log)),
+    _lax_unary("log1p", INEXACT, _log1p),
+    _lax_unary("logistic", INEXACT, lambda x: 1 / (1 + np.exp(-_wide(x)))),
+    _lax_unary("sqrt", INEXACT, _w(np.sqrt)),
+    _lax_unary("rsqrt", INEXACT, lambda x: 1 / np.sqrt(_wide(x))),
+    _lax_unary("cbrt", FLOAT, _w(np.cbrt)),
+    _lax_unary("square", NUMERIC, _w(np.square)),
+    _lax_unary("reciprocal", INEXACT, lambda x: 1 / _wide(x), "integer_pow"),
+    Case("lax.integer_pow", lax.integer_pow,
+         _inputs(INT, kwargs=_kwargs(y=st.integers(0, 9))), lambda x, y: np.power(x, y),
+         ("integer_pow",)),
+    # Binary exponentiation rounds after each multiplication (see the divergence).
+    Case("lax.integer_pow[inexact]", lax.integer_pow,
+         _inputs(INEXACT, kwargs=_kwargs(y=st.integers(-9, 9))), primitives=("integer_pow",),
+         divergence="integer_pow_rounds_each_multiplication"),
+    _lax_binary("pow", INEXACT, _w(np.power)),
+    Case("lax.pow[int exponent]", lax.pow, _pow_int_exponent_inputs,
+         lambda x, y: np.power(_wide(x), _wide(y.astype(x.dtype))), ("pow",)),
+    _lax_unary("sin", INEXACT, _w(np.sin)),
+    _lax_unary("cos", INEXACT, _w(np.cos)),
+    _lax_unary("tan", INEXACT, _w(np.tan)),
+    _lax_unary("asin", INEXACT, _w(np.arcsin)),
+    _lax_unary("acos", INEXACT, _w(np.arccos)),
+    _lax_unary("atan", INEXACT, _w(np.arctan)),
+    _lax_binary("atan2", FLOAT, _w(np.arctan2)),  # NumPy's arctan2 has no complex loop
+    _lax_unary("sinh", INEXACT, _w(np.sinh)),
+    _lax_unary("cosh", INEXACT, _w(np.cosh)),
+    _lax_unary("tanh", INEXACT, _w(np.tanh)),
+    _lax_unary("asinh", INEXACT, _w(np.arcsinh)),
+    _lax_unary("acosh", INEXACT, _w(np.arccosh)),
+    _lax_unary("atanh", INEXACT, _w(np.arctanh)),
+    _lax_binary("add", NUMERIC, np.add),
+    _lax_binary("sub", NUMERIC, np.subtract),
+    _lax_binary("mul", NUMERIC, _w(np.multiply)),
+    _lax_binary("div", INEXACT, _w(np.divide)),
+    Case("lax.div[int]", lax.div, _inputs(INT, 2), primitives=("div",),
+         divergence="integer_division_by_zero_is_minus_one"),
+    _lax_binary("rem", FLOAT, np.fmod),
+    Case("lax.rem[int]", lax.rem, _inputs(INT, 2), primitives=("rem",),
+         divergence="integer_remainder_by_zero_is_dividend"),
+    _lax_binary("max", ALL, np.maximum),
+    _lax_binary("min", ALL, np.minimum),
+    _lax_binary("nextafter", FLOAT, np.nextafter),
+    _lax_unary("bitwise_not", INT + BOOL, np.invert, "not"),
+    _lax_binary("bitwise_and", INT + BOOL, np.bitwise_and, "and"),
+    _lax_binary("bitwise_or", INT + BOOL, np.bitwise_or, "or"),
+    _lax_binary("bitwise_xor", INT + BOOL, np.bitwise_xor, "xor"),
+    _lax_binary("shift_left", INT, _shift_left),
+    _lax_binary("shift_right_arithmetic", INT, _shift_right_arithmetic),
+    _lax_binary("shift_right_logical", INT, _shift_right_logical),
+    _lax_unary("population_count", INT, _population_count),
+    _lax_unary("clz", INT, _clz),
+    _lax_binary("eq", ALL, np.equal),
+    _lax_binary("ne", ALL, np.not_equal),
+    _lax_binary("lt", REAL + BOOL, np.less),
+    _lax_binary("le", REAL + BOOL, np.less_equal),
+    _lax_binary("gt", REAL + BOOL, np.greater),
+    _lax_binary("ge", REAL + BOOL, np.greater_equal),
+    Case("lax.clamp", lax.clamp, lambda: _clamp_inputs(REAL + BOOL),
+         lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), ("clamp",)),
+    Case("lax.select_n", lax.select_n, _select_n_inputs,
+         lambda which, *cases: np.choose(np.broadcast_to(which, cases[0].shape).astype(int),
+                                         cases), ("select_n",)),
+    Case("lax.select", lax.select, _select_inputs,
+         lambda pred, t, f: np.where(pred, t, f), ("select_n",)),
+    Case("lax.convert_element_type", lambda x, dtype: lax.convert_element_type(x, dtype),
+         _inputs(ALL, kwargs=_kwargs(dtype=st.sampled_from(ALL))),
          primitives=("convert_element_type",), divergence="float_to_int_cast_saturates"),
+    Case("lax.bitcast_convert_type", lax.bitcast_convert_type, _bitcast_inputs, _bitcast,
+         ("bitcast_convert_type",)),
+    Case("lax.reduce_precision", lax.reduce_precision, _reduce_precision_inputs,
+         _reduce_precision, ("reduce_precision",)),
+    Case("lax.reduce_precision[any format]", lax.reduce_precision,
+         _inputs(FLOAT, kwargs=_kwargs(exponent_bits=st.integers(1, 8),
+                                       mantissa_bits=st.integers(0, 10))),
+         primitives=("reduce_precision",)),
+    Case("lax.complex", lax.complex, _inputs([np.float32], 2), _make_complex, ("complex",)),
+    _lax_unary("real", COMPLEX, np.real),
+    _lax_unary("imag", COMPLEX, np.imag),
+    _lax_unary("conj", [np.float32] + COMPLEX, np.conj),
 ]
+
+
+# --- jnp -----------------------------------------------------------------------------------------
+
+def _jnp(name, dtype_list, numpy_fn, primitives, n=1, kwargs=None, **options):
+  """A case for `jnp.<name>` on `n` same-dtype, NumPy-broadcastable operands."""
+  return Case(f"jnp.{name}", getattr(jnp, name), _numpy_inputs(dtype_list, n, kwargs),
+              numpy_fn, primitives, **options)
+
+
+def _nan_to_num(x):
+  """np.nan_to_num with the dtype's own limits (NumPy does not know bfloat16's)."""
+  if not dtypes.is_float(x.dtype):
+    return np.nan_to_num(x)
+  info = dtypes.finfo(x.dtype)
+  return np.nan_to_num(_wide(x), posinf=float(info.max), neginf=float(info.min))
+
+
+JNP_CASES = [
+    _jnp("add", ALL, np.add, ("add", "or"), n=2),
+    _jnp("subtract", NUMERIC, np.subtract, ("sub",), n=2),
+    _jnp("multiply", ALL, _w(np.multiply), ("mul", "and"), n=2),
+    _jnp("true_divide", INEXACT, _w(np.true_divide), ("div",), n=2),
+    _jnp("floor_divide", REAL, None, ("div", "rem", "sign", "select_n", "round"), n=2,
+         divergence="floor_divide_by_zero"),
+    _jnp("remainder", REAL, np.remainder, ("rem", "select_n"), n=2),
+    _jnp("fmod", REAL, np.fmod, ("rem",), n=2),
+    _jnp("divmod", REAL, None, ("div", "rem", "select_n"), n=2, divergence="divmod_by_zero"),
+    _jnp("power", INEXACT, _w(np.power), ("pow",), n=2),
+    Case("jnp.power[int]", jnp.power, _int_power_inputs, primitives=("mul", "select_n"),
+         divergence="integer_power_uses_low_six_bits_of_exponent"),
+    _jnp("float_power", INEXACT, _w(np.float_power), ("pow",), n=2),
+    _jnp("negative", NUMERIC, np.negative, ("neg",)),
+    _jnp("positive", NUMERIC, np.positive, ()),
+    _jnp("absolute", ALL, np.absolute, ("abs",)),
+    _jnp("fabs", FLOAT, np.fabs, ("abs",)),
+    _jnp("sign", NUMERIC, np.sign, ("sign",)),
+    _jnp("floor", REAL, np.floor, ("floor",)),
+    _jnp("ceil", REAL, np.ceil, ("ceil",)),
+    _jnp("trunc", REAL, np.trunc, ("floor", "ceil", "select_n")),
+    _jnp("fix", REAL, np.fix, ("floor", "ceil", "select_n")),
+    _jnp("rint", INEXACT, np.rint, ("round",)),
+    _jnp("round", INEXACT, None, ("round", "mul", "div"),
+         kwargs=_kwargs(decimals=st.integers(-2, 3)), divergence="float16_round_scales_in_float32"),
+    Case("jnp.round[int]", jnp.round, _numpy_inputs(INT + BOOL, kwargs=_kwargs(
+        decimals=st.integers(0, 3))), lambda x, decimals: x, ()),
+    _jnp("modf", FLOAT, None, ("floor", "ceil", "sub"), divergence="modf_of_infinity"),
+    _jnp("sqrt", INEXACT, _w(np.sqrt), ("sqrt",)),
+    _jnp("cbrt", FLOAT, _w(np.cbrt), ("cbrt",)),
+    _jnp("square", NUMERIC, _w(np.square), ("square",)),
+    _jnp("reciprocal", INEXACT, lambda x: 1 / _wide(x), ("integer_pow",)),
+    _jnp("exp", INEXACT, _w(np.exp), ("exp",)),
+    _jnp("exp2", INEXACT, _w(np.exp2), ("exp2",)),
+    _jnp("expm1", INEXACT, _w(np.expm1), ("expm1",)),
+    _jnp("log", INEXACT, _w(np.log), ("log",)),
+    _jnp("log2", INEXACT, _w(np.log2), ("log", "div")),
+    _jnp("log10", INEXACT, _w(np.log10), ("log", "div")),
+    _jnp("log1p", INEXACT, _log1p, ("log1p",)),
+    _jnp("logaddexp", FLOAT, _w(np.logaddexp), ("max", "sub", "abs", "exp", "log1p"), n=2),
+    _jnp("logaddexp2", FLOAT, _w(np.logaddexp2), ("max", "sub", "abs", "exp2", "log1p"), n=2),
+    _jnp("sin", INEXACT, _w(np.sin), ("sin",)),
+    _jnp("cos", INEXACT, _w(np.cos), ("cos",)),
+    _jnp("tan", INEXACT, _w(np.tan), ("tan",)),
+    _jnp("arcsin", INEXACT, _w(np.arcsin), ("asin",)),
+    _jnp("arccos", INEXACT, _w(np.arccos), ("acos",)),
+    _jnp("arctan", INEXACT, _w(np.arctan), ("atan",)),
+    _jnp("arctan2", FLOAT, _w(np.arctan2), ("atan2",), n=2),
+    _jnp("sinh", INEXACT, _w(np.sinh), ("sinh",)),
+    _jnp("cosh", INEXACT, _w(np.cosh), ("cosh",)),
+    _jnp("tanh", INEXACT, _w(np.tanh), ("tanh",)),
+    _jnp("arcsinh", INEXACT, _w(np.arcsinh), ("asinh",)),
+    _jnp("arccosh", INEXACT, _w(np.arccosh), ("acosh",)),
+    _jnp("arctanh", INEXACT, _w(np.arctanh), ("atanh",)),
+    _jnp("asin", INEXACT, _w(np.asin), ("asin",)),
+    _jnp("acos", INEXACT, _w(np.acos), ("acos",)),
+    _jnp("atan", INEXACT, _w(np.atan), ("atan",)),
+    _jnp("atan2", FLOAT, _w(np.atan2), ("atan2",), n=2),
+    _jnp("asinh", INEXACT, _w(np.asinh), ("asinh",)),
+    _jnp("acosh", INEXACT, _w(np.acosh), ("acosh",)),
+    _jnp("atanh", INEXACT, _w(np.atanh), ("atanh",)),
+    _jnp("hypot", FLOAT, _w(np.hypot), ("abs", "max", "min", "sqrt"), n=2),
+    # pi * x is rounded to the operand's dtype before the sine (as NumPy's own
+    # sinc does for real operands), so near sinc's zeros the error is absolute,
+    # about ulp(1); for 16-bit floats that is too coarse to compare at all.
+    _jnp("sinc", [np.float32], np.sinc, ("mul", "sin", "div", "select_n"), atol=1e-7),
+    # Complex sin(pi x) overflows complex64 for |imag x| > 28 (the quotient is then
+    # inf+nanj, where NumPy computed wide is finite), and NumPy's complex64 sinc of
+    # a subnormal is NaN: moderate finite values, NumPy computed wide.
+    Case("jnp.sinc[complex]", jnp.sinc, _numpy_inputs(COMPLEX, elements=st.builds(
+        complex, st.floats(-20, 20, width=32), st.floats(-20, 20, width=32))),
+         _w(np.sinc), ("mul", "sin", "div", "select_n"), atol=1e-7),
+    _jnp("deg2rad", FLOAT, _w(np.deg2rad), ("mul",)),
+    _jnp("rad2deg", FLOAT, _w(np.rad2deg), ("mul",)),
+    _jnp("maximum", ALL, np.maximum, ("max",), n=2),
+    _jnp("minimum", ALL, np.minimum, ("min",), n=2),
+    _jnp("fmax", ALL, None, ("lt", "ne", "select_n"), n=2, divergence="complex_fmax_with_nan"),
+    _jnp("fmin", ALL, None, ("gt", "ne", "select_n"), n=2, divergence="complex_fmin_with_nan"),
+    Case("jnp.clip", jnp.clip, _numpy_inputs(REAL, 3),
+         lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), ("max", "min")),
+    Case("jnp.clip[max only]", lambda x, hi: jnp.clip(x, max=hi), _numpy_inputs(REAL, 2),
+         np.minimum, ("min",)),
+    _jnp("equal", ALL, np.equal, ("eq",), n=2),
+    _jnp("not_equal", ALL, np.not_equal, ("ne",), n=2),
+    _jnp("less", REAL + BOOL, np.less, ("lt",), n=2),
+    _jnp("less_equal", REAL + BOOL, np.less_equal, ("le",), n=2),
+    _jnp("greater", REAL + BOOL, np.greater, ("gt",), n=2),
+    _jnp("greater_equal", REAL + BOOL, np.greater_equal, ("ge",), n=2),
+    Case("jnp ordering comparisons[complex]", lambda x, y, ufunc: getattr(jnp, ufunc)(x, y),
+         _numpy_inputs(COMPLEX, 2, kwargs=_kwargs(ufunc=st.sampled_from(
+             ["less", "less_equal", "greater", "greater_equal"]))),
+         primitives=("eq", "lt", "le", "gt", "ge", "select_n"),
+         divergence="complex_order_ignores_nan_imaginary_part"),
+    _jnp("logical_and", ALL, np.logical_and, ("and",), n=2),
+    _jnp("logical_or", ALL, np.logical_or, ("or",), n=2),
+    _jnp("logical_xor", ALL, np.logical_xor, ("xor",), n=2),
+    _jnp("logical_not", ALL, np.logical_not, ("not",)),
+    _jnp("bitwise_and", INT + BOOL, np.bitwise_and, ("and",), n=2),
+    _jnp("bitwise_or", INT + BOOL, np.bitwise_or, ("or",), n=2),
+    _jnp("bitwise_xor", INT + BOOL, np.bitwise_xor, ("xor",), n=2),
+    _jnp("bitwise_not", INT + BOOL, np.bitwise_not, ("not",)),
+    _jnp("bitwise_invert", INT + BOOL, np.bitwise_invert, ("not",)),
+    _jnp("invert", INT + BOOL, np.invert, ("not",)),
+    _jnp("bitwise_count", INT, np.bitwise_count, ("abs", "population_count")),
+    _jnp("left_shift", INT, np.left_shift, ("shift_left",), n=2),
+    _jnp("right_shift", INT, np.right_shift,
+         ("shift_right_arithmetic", "shift_right_logical"), n=2),
+    _jnp("bitwise_left_shift", INT, np.bitwise_left_shift, ("shift_left",), n=2),
+    _jnp("bitwise_right_shift", INT, np.bitwise_right_shift,
+         ("shift_right_arithmetic", "shift_right_logical"), n=2),
+    _jnp("isnan", ALL, np.isnan, ("ne",)),
+    _jnp("isinf", ALL, np.isinf, ("abs", "eq")),
+    _jnp("isfinite", ALL, np.isfinite, ("is_finite",)),
+    _jnp("isposinf", REAL, np.isposinf, ("eq",)),
+    _jnp("isneginf", REAL, np.isneginf, ("eq",)),
+    _jnp("signbit", REAL, np.signbit, ("bitcast_convert_type", "shift_right_arithmetic")),
+    _jnp("copysign", FLOAT, np.copysign, ("abs", "neg", "select_n"), n=2),
+    _jnp("nextafter", FLOAT, np.nextafter, ("nextafter",), n=2),
+    _jnp("spacing", FLOAT, None, ("nextafter", "sub"), divergence="float16_spacing_of_infinity"),
+    _jnp("frexp", FLOAT, np.frexp, ("bitcast_convert_type", "and", "or")),
+    Case("jnp.ldexp", jnp.ldexp, _ldexp_inputs, lambda x, n: np.ldexp(_wide(x), n),
+         ("bitcast_convert_type", "shift_left", "mul")),
+    _jnp("real", ALL, np.real, ("real",)),
+    _jnp("imag", ALL, np.imag, ("imag",)),
+    _jnp("conjugate", ALL, np.conjugate, ("conj",)),
+    _jnp("angle", COMPLEX + FLOAT, None, ("real", "imag", "atan2"),
+         kwargs=_kwargs(deg=st.booleans()), divergence="angle_of_real_scalar_is_default_float"),
+    _jnp("heaviside", FLOAT, None, ("lt", "gt", "select_n"), n=2,
+         divergence="heaviside_of_nan_is_x2"),
+    _jnp("nan_to_num", INEXACT + INT, _nan_to_num, ("ne", "eq", "select_n")),
+    _jnp("isclose", INEXACT, np.isclose, ("sub", "abs", "le"), n=2,
+         kwargs=_kwargs(equal_nan=st.booleans())),
+    # Integers and booleans are compared in float32 (see the divergence).
+    Case("jnp.isclose[integer operands]", lambda a, b, ufunc, equal_nan: jnp.isclose(
+        a, b, equal_nan=equal_nan), _numpy_inputs(INT + BOOL, 2, kwargs=_kwargs(
+            ufunc=st.just("isclose"), equal_nan=st.booleans())),
+         primitives=("convert_element_type", "sub", "abs", "le"),
+         divergence="integers_promote_to_default_float"),
+    Case("jnp.where", jnp.where, _where_inputs, np.where, ("select_n",)),
+    Case("jnp.astype", lambda x, dtype: jnp.astype(x, dtype),
+         _inputs(ALL, kwargs=_kwargs(dtype=st.sampled_from(ALL))),
+         primitives=("convert_element_type",), divergence="float_to_int_cast_saturates"),
+    _jnp("gcd", INT, None, ("rem", "select_n"), n=2, divergence="gcd_of_int_min"),
+    _jnp("lcm", INT, None, ("rem", "mul", "div"), n=2, divergence="lcm_of_int_min"),
+]
+
+
+# --- promotion: integer operands of inexact functions, mixed dtypes ----------------------------
+
+_INEXACT_UNARY = ["sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+                  "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                  "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "reciprocal", "fabs",
+                  "rint"]
+_MIXED_BINARY = ["add", "multiply", "maximum", "minimum", "equal", "not_equal", "logical_xor",
+                 "true_divide"]
+_MIXED_REAL_BINARY = ["subtract", "less", "greater_equal", "arctan2", "hypot", "logaddexp",
+                      "copysign", "fmax"]
+
+
+@st.composite
+def _mixed_inputs(draw):
+  """Two operands of independently drawn dtypes (NumPy-broadcastable) and a
+  ufunc name that accepts them."""
+  ufunc = draw(st.sampled_from(_MIXED_BINARY + _MIXED_REAL_BINARY))
+  dtype_list = ALL if ufunc in _MIXED_BINARY else REAL
+  shapes = draw(S.broadcastable_shapes(2))
+  x, y = (draw(S.arrays(draw(st.sampled_from(dtype_list)), s)) for s in shapes)
+  if ufunc == "subtract" and x.dtype == y.dtype == np.bool_:
+    y = y.astype(np.int8)   # subtract rejects two booleans
+  return (x, y), {"ufunc": ufunc}
+
+
+PROMOTION_CASES = [
+    Case("jnp inexact ufuncs[integer operands]", lambda x, ufunc: getattr(jnp, ufunc)(x),
+         _inputs(INT + BOOL, kwargs=_kwargs(ufunc=st.sampled_from(_INEXACT_UNARY))),
+         primitives=("convert_element_type",),
+         divergence="integers_promote_to_default_float"),
+    Case("jnp binary ufuncs[mixed dtypes]", lambda x, y, ufunc: getattr(jnp, ufunc)(x, y),
+         _mixed_inputs, primitives=("convert_element_type",),
+         divergence="jax_type_promotion"),
+]
+
+CASES = LAX_CASES + JNP_CASES + PROMOTION_CASES

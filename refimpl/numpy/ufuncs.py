@@ -972,11 +972,11 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 @functools.partial(jit, static_argnames=("equal_nan",))
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
   """|a - b| <= atol + rtol * |b|, elementwise; infinities are close only to
-  themselves and NaN to nothing (unless `equal_nan`). Integers: a == b."""
+  themselves and NaN to nothing (unless `equal_nan`). Integers and booleans
+  are compared as the default float, as in JAX (NumPy compares them in float64)."""
   a, b = promote_args("isclose", a, b)
+  a, b = promote_args_inexact("isclose", a, b)
   dtype = dtypes.dtype(a)
-  if not dtypes.is_inexact(dtype):
-    return lax.eq(a, b)
   part_dtype = np.finfo(dtype).dtype if dtypes.is_complex(dtype) else dtype
   rtol = lax.convert_element_type(rtol, part_dtype)
   atol = lax.convert_element_type(atol, part_dtype)

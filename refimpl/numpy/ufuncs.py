@@ -941,7 +941,8 @@ def angle(z, deg=False):
 
 @jit
 def heaviside(x1, x2, /):
-  """0 where x1 < 0, 1 where x1 > 0, x2 where x1 == 0 (NaN where x1 is NaN)."""
+  """0 where x1 < 0, 1 where x1 > 0, and x2 elsewhere: where x1 == 0 and also,
+  as in JAX (NumPy gives NaN), where x1 is NaN, since NaN compares false."""
   check_arraylike("heaviside", x1, x2)
   x1, x2 = promote_dtypes_inexact(x1, x2)
   zero = _constant_like(x1, 0)

@@ -311,28 +311,32 @@ def reduce(operands, init_values, computation, dimensions):
             and all(dtypes.is_weakly_typed(x) for x in flat_inits))
     out = monoid_reducer(flat_operands[0], dimensions)
     return elementwise.convert_element_type(out, out.dtype, weak_type=weak)
-  jaxpr, out_tree = _reduction_jaxpr(computation, flat_inits, init_tree)
+  jaxpr, out_tree = reduction_jaxpr("reduce", computation, init_tree,
+                                    [get_aval(x) for x in flat_inits])
   outs = reduce_p.bind(*flat_operands, *flat_inits, jaxpr=jaxpr, dimensions=dimensions)
   return tree_util.tree_unflatten(out_tree, outs)
 
 
-def _reduction_jaxpr(computation, flat_inits, init_tree):
-  """`computation` traced on (accumulator, element) scalars like the init values."""
-  avals = [get_aval(x) for x in flat_inits]
-  out_tree_box = []
+def reduction_jaxpr(name, computation, in_tree, in_avals):
+  """Traces `computation(acc_tree, x_tree)` on scalars with avals `in_avals` (the
+  leaves of one tree `in_tree`) to a ClosedJaxpr; returns it and its output tree.
 
-  def flat_computation(*scalars):
-    acc = tree_util.tree_unflatten(init_tree, scalars[:len(avals)])
-    x = tree_util.tree_unflatten(init_tree, scalars[len(avals):])
-    out_leaves, out_tree = tree_util.tree_flatten(computation(acc, x))
-    out_tree_box.append(out_tree)
-    return out_leaves
+  Shared by the generic reductions (`reduce`, `reduce_window`, `select_and_scatter`).
+  """
+  out_trees = []
 
-  jaxpr = trace_to_jaxpr(flat_computation, avals * 2)
-  if any(isinstance(c, core.Tracer) for c in jaxpr.consts):
-    raise NotImplementedError("Reduction computations can't close over Tracers; pass "
-                              "traced values as operands instead.")
-  return jaxpr, out_tree_box[0]
+  def flat_computation(*args):
+    acc = tree_util.tree_unflatten(in_tree, args[:len(in_avals)])
+    x = tree_util.tree_unflatten(in_tree, args[len(in_avals):])
+    leaves, out_tree = tree_util.tree_flatten(computation(acc, x))
+    out_trees.append(out_tree)
+    return leaves
+
+  closed = trace_to_jaxpr(flat_computation, list(in_avals) * 2)
+  if any(isinstance(c, core.Tracer) for c in closed.consts):
+    raise NotImplementedError(f"{name} computations can't close over Tracers; pass the "
+                              "traced value as an operand instead.")
+  return closed, out_trees[0]
 
 
 # --- argmax / argmin ---------------------------------------------------------------

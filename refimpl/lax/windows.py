@@ -27,7 +27,7 @@ import numpy as np
 from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive, ShapedArray
 from refimpl.lax import elementwise
-from refimpl.lax.reductions import (_max_identity, _min_identity, _wide_dtype,
+from refimpl.lax.reductions import (_max_identity, _min_identity, _wide_dtype, reduction_jaxpr,
                                     reduce_max_p, reduce_min_p, reduce_sum_p)
 from refimpl.lax.rules import ANY, NUMBER, ORDERED, as_dtype, check_dtype, check_same_dtypes
 from refimpl.lax.shapes import pad_p
@@ -282,25 +282,6 @@ def _reduce_window_shape_rule(*avals, jaxpr, consts, **window_params):
   return [ShapedArray(shape, o.dtype) for o in operands]
 
 
-def _reduction_jaxpr(name, computation, in_tree, in_avals):
-  """Traces `computation(acc_tree, x_tree)` on scalars to a ClosedJaxpr; its output tree."""
-  from refimpl.interpreters.partial_eval import trace_to_jaxpr
-  out_trees = []
-
-  def flat_computation(*args):
-    acc = tree_util.tree_unflatten(in_tree, args[:len(in_avals)])
-    x = tree_util.tree_unflatten(in_tree, args[len(in_avals):])
-    leaves, out_tree = tree_util.tree_flatten(computation(acc, x))
-    out_trees.append(out_tree)
-    return leaves
-
-  closed = trace_to_jaxpr(flat_computation, list(in_avals) * 2)
-  if any(isinstance(c, core.Tracer) for c in closed.consts):
-    raise NotImplementedError(f"{name} computations can't close over Tracers; pass the "
-                              "traced value as an operand instead.")
-  return closed, out_trees[0]
-
-
 # --- lax.reduce_window -------------------------------------------------------------------
 
 def _concrete_scalar(x):
@@ -368,7 +349,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     if prim is not None:
       return prim.bind(flat_operands[0], **params)
   init_avals = [core.get_aval(x) for x in flat_inits]
-  jaxpr, out_tree = _reduction_jaxpr("reduce_window", computation, init_tree, init_avals)
+  jaxpr, out_tree = reduction_jaxpr("reduce_window", computation, init_tree, init_avals)
   if out_tree != operand_tree:
     raise ValueError(f"reduce_window output must have the same tree structure as the "
                      f"operands {operand_tree} vs. {out_tree}")
@@ -594,8 +575,8 @@ def select_and_scatter(operand, select, window_dimensions, window_strides, paddi
   """
   aval = core.get_aval(init_value)
   tree = tree_util.tree_structure(0)
-  select_jaxpr, _ = _reduction_jaxpr("select_and_scatter", select, tree, [aval])
-  scatter_jaxpr, _ = _reduction_jaxpr("select_and_scatter", scatter, tree, [aval])
+  select_jaxpr, _ = reduction_jaxpr("select_and_scatter", select, tree, [aval])
+  scatter_jaxpr, _ = reduction_jaxpr("select_and_scatter", scatter, tree, [aval])
   return select_and_scatter_p.bind(
       operand, source, init_value, select_jaxpr=select_jaxpr, select_consts=(),
       scatter_jaxpr=scatter_jaxpr, scatter_consts=(),

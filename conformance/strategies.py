@@ -168,16 +168,18 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None):
   a = actual.astype(np.complex128 if dtype.kind == "c" else np.float64)
   e = expected.astype(a.dtype)
   big = float(dtypes.finfo(np.finfo(dtype).dtype if dtype.kind == "c" else dtype).max)
-  for part in ((np.real, np.imag) if dtype.kind == "c" else (lambda v: v,)):
-    pa, pe = part(a), part(e)
-    np.testing.assert_array_equal(np.isnan(pa), np.isnan(pe), err_msg=f"NaNs differ: {a} vs {e}")
-    overflow_edge = (np.isinf(pa) & (np.abs(pe) >= big * (1 - rtol))) | (
-        np.isinf(pe) & (np.abs(pa) >= big * (1 - rtol)))
-    infinite = (np.isinf(pa) | np.isinf(pe)) & ~overflow_edge
-    np.testing.assert_array_equal(pa[infinite], pe[infinite], err_msg=f"{a} vs {e}")
-  finite = np.isfinite(a) & np.isfinite(e)
-  np.testing.assert_allclose(a[finite], e[finite], rtol=rtol, atol=atol,
-                             err_msg=f"actual {a}\nexpected {e}")
+  try:
+    for part in ((np.real, np.imag) if dtype.kind == "c" else (lambda v: v,)):
+      pa, pe = part(a), part(e)
+      np.testing.assert_array_equal(np.isnan(pa), np.isnan(pe), err_msg="NaNs differ")
+      overflow_edge = (np.isinf(pa) & (np.abs(pe) >= big * (1 - rtol))) | (
+          np.isinf(pe) & (np.abs(pa) >= big * (1 - rtol)))
+      infinite = (np.isinf(pa) | np.isinf(pe)) & ~overflow_edge
+      np.testing.assert_array_equal(pa[infinite], pe[infinite], err_msg="infinities differ")
+    finite = np.isfinite(a) & np.isfinite(e)
+    np.testing.assert_allclose(a[finite], e[finite], rtol=rtol, atol=atol)
+  except AssertionError as err:  # the whole arrays, formatted only on failure
+    raise AssertionError(f"{err}\nactual {a}\nexpected {e}") from None
 
 
 def case_inputs(dtype_list=ALL_DTYPES, n=1, max_dims=3, kwargs=None, **array_kwargs):

@@ -396,6 +396,27 @@ def _check_dims(name, what, dims, rank, sorted_=True):
                       f"got: {d}.")
 
 
+def _check_batching_dims(op, operand, indices, operand_batching_dims, indices_name,
+                         indices_batching_dims, disjoint_from):
+  """The checks XLA makes of a gather's or scatter's batching dimensions."""
+  _check_dims(op, "operand_batching_dims", operand_batching_dims, operand.ndim)
+  _check_dims(op, indices_name, indices_batching_dims, indices.ndim - 1, sorted_=False)
+  for name, dims in disjoint_from:
+    if set(dims) & set(operand_batching_dims):
+      raise TypeError(f"{name} and operand_batching_dims in {op} op must be disjoint; "
+                      f"got: {dims} and {operand_batching_dims}.")
+  if len(operand_batching_dims) != len(indices_batching_dims):
+    raise TypeError(f"{op.capitalize()} op requires equal numbers of operand_batching_dims "
+                    f"and {indices_name}, got {operand_batching_dims} and "
+                    f"{indices_batching_dims}.")
+  operand_batch = tuple(operand.shape[d] for d in operand_batching_dims)
+  indices_batch = tuple(indices.shape[d] for d in indices_batching_dims)
+  if operand_batch != indices_batch:
+    raise TypeError(f"{op.capitalize()} op requires operand batching dimensions and indices "
+                    f"batching dimensions to have the same shape, got {operand_batch} "
+                    f"and {indices_batch}.")
+
+
 def _window_start(operand_shape, index_vector, index_map, batch_position,
                   operand_batching_dims, indices_batching_dims):
   """The operand position where one window starts (Python ints, unclamped)."""
@@ -482,24 +503,10 @@ def _gather_shape_rule(operand, indices, *, dimension_numbers, slice_sizes,
                     f"numbers must be equal.")
   _check_dims("gather", "start_index_map", dnums.start_index_map, operand.ndim, sorted_=False)
   _check_dims("gather", "collapsed_slice_dims", dnums.collapsed_slice_dims, operand.ndim)
-  _check_dims("gather", "operand_batching_dims", dnums.operand_batching_dims, operand.ndim)
-  _check_dims("gather", "start_indices_batching_dims", dnums.start_indices_batching_dims,
-              indices.ndim - 1, sorted_=False)
-  for name, dims in (("collapsed_slice_dims", dnums.collapsed_slice_dims),
-                     ("start_index_map", dnums.start_index_map)):
-    if set(dims) & set(dnums.operand_batching_dims):
-      raise TypeError(f"{name} and operand_batching_dims in gather op must be disjoint; "
-                      f"got: {dims} and {dnums.operand_batching_dims}.")
-  if len(dnums.operand_batching_dims) != len(dnums.start_indices_batching_dims):
-    raise TypeError(f"Gather op requires equal numbers of operand_batching_dims and "
-                    f"start_indices_batching_dims, got {dnums.operand_batching_dims} "
-                    f"and {dnums.start_indices_batching_dims}.")
-  operand_batch = tuple(operand.shape[d] for d in dnums.operand_batching_dims)
-  indices_batch = tuple(indices.shape[d] for d in dnums.start_indices_batching_dims)
-  if operand_batch != indices_batch:
-    raise TypeError(f"Gather op requires operand batching dimensions and indices "
-                    f"batching dimensions to have the same shape, got {operand_batch} "
-                    f"and {indices_batch}.")
+  _check_batching_dims("gather", operand, indices, dnums.operand_batching_dims,
+                       "start_indices_batching_dims", dnums.start_indices_batching_dims,
+                       (("collapsed_slice_dims", dnums.collapsed_slice_dims),
+                        ("start_index_map", dnums.start_index_map)))
   if len(slice_sizes) != operand.ndim:
     raise TypeError(f"Gather op must have one slice size for every input dimension; "
                     f"got: len(slice_sizes)={len(slice_sizes)}, "
@@ -661,24 +668,10 @@ def _scatter_shape_rule(name, category, operand, indices, updates, *, dimension_
     raise TypeError(f"Updates tensor must be of rank {expected_rank}; got {updates.ndim}.")
   _check_dims("scatter", "update_window_dims", dnums.update_window_dims, updates.ndim)
   _check_dims("scatter", "inserted_window_dims", dnums.inserted_window_dims, operand.ndim)
-  _check_dims("scatter", "operand_batching_dims", dnums.operand_batching_dims, operand.ndim)
-  _check_dims("scatter", "scatter_indices_batching_dims",
-              dnums.scatter_indices_batching_dims, indices.ndim - 1, sorted_=False)
-  for name_, dims in (("inserted_window_dims", dnums.inserted_window_dims),
-                      ("scatter_dims_to_operand_dims", dnums.scatter_dims_to_operand_dims)):
-    if set(dims) & set(dnums.operand_batching_dims):
-      raise TypeError(f"{name_} and operand_batching_dims in scatter op must be "
-                      f"disjoint; got: {dims} and {dnums.operand_batching_dims}.")
-  if len(dnums.operand_batching_dims) != len(dnums.scatter_indices_batching_dims):
-    raise TypeError(f"Scatter op requires equal numbers of operand_batching_dims and "
-                    f"scatter_indices_batching_dims, got {dnums.operand_batching_dims} "
-                    f"and {dnums.scatter_indices_batching_dims}.")
-  operand_batch = tuple(operand.shape[d] for d in dnums.operand_batching_dims)
-  indices_batch = tuple(indices.shape[d] for d in dnums.scatter_indices_batching_dims)
-  if operand_batch != indices_batch:
-    raise TypeError(f"Scatter op requires operand batching dimensions and indices "
-                    f"batching dimensions to have the same shape, got {operand_batch} "
-                    f"and {indices_batch}.")
+  _check_batching_dims("scatter", operand, indices, dnums.operand_batching_dims,
+                       "scatter_indices_batching_dims", dnums.scatter_indices_batching_dims,
+                       (("inserted_window_dims", dnums.inserted_window_dims),
+                        ("scatter_dims_to_operand_dims", dnums.scatter_dims_to_operand_dims)))
   window_rank = (len(dnums.update_window_dims) + len(dnums.inserted_window_dims)
                  + len(dnums.operand_batching_dims))
   if operand.ndim != window_rank:

@@ -24,23 +24,30 @@ __all__ = ["primitives_markdown", "divergences_markdown", "DOCS", "write"]
 DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
 
 
-def _transform_rules():
-  """{transformation name: set of primitive names with a rule for it}.
+def _transforms(prim):
+  """The transformations `prim` has rules for, in words.
 
   Evaluation and jit need no per-primitive rule beyond the reference rule and
   the shape rule. Differentiation and batching rules are registered by their
-  interpreters; each table appears here once that interpreter exists.
+  interpreters; each appears here once that interpreter exists.
   """
-  rules = {}
-  for module, tables in (("refimpl.interpreters.ad", ("primitive_jvps", "primitive_transposes")),
-                         ("refimpl.interpreters.batching", ("primitive_batchers",))):
-    try:
-      mod = __import__(module, fromlist=["_"])
-    except ImportError:
-      continue
-    for table in tables:
-      rules[table] = {p.name for p in getattr(mod, table)}
-  return rules
+  from refimpl.interpreters import ad
+  supported = []
+  if prim in ad.unsupported_jvps:
+    supported.append(f"jvp unsupported, as in JAX ({ad.unsupported_jvps[prim]})")
+  elif prim in ad.non_differentiable:
+    supported.append("jvp (zero: not differentiable)")
+  elif prim in ad.primitive_jvps:
+    supported.append("jvp")
+  if prim in ad.primitive_transposes:
+    supported.append("transpose (linear)")
+  try:
+    from refimpl.interpreters import batching
+  except ImportError:
+    return supported
+  if prim in batching.primitive_batchers:
+    supported.append("vmap")
+  return supported
 
 
 def _params(prim):
@@ -58,7 +65,6 @@ def _doc(obj):
 
 def primitives_markdown():
   """The primitive reference, as markdown."""
-  rules = _transform_rules()
   by_family = {}
   prims = [p for _, p in sorted(core.PRIMITIVES.items())
            if p.impl is not None and p.impl.__module__.startswith("refimpl.")]
@@ -87,9 +93,9 @@ def primitives_markdown():
         lines.append("Returns several outputs.")
       if prim.has_side_effects:
         lines.append("Has a side effect: never removed as dead code.")
-      supported = [table for table, names in rules.items() if prim.name in names]
+      supported = _transforms(prim)
       lines.append("Transformation rules: "
-                   + (", ".join(supported) if supported else "none yet (evaluation and jit only)")
+                   + (", ".join(supported) if supported else "none (evaluation and jit only)")
                    + ".")
       lines += ["", _doc(prim.impl) or "(no docstring)", ""]
       shape_doc = _doc(prim.abstract_eval)

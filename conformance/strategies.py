@@ -413,3 +413,48 @@ def bounded_case_inputs(dtype_list, n=1, low=-100.0, high=100.0, max_dims=3, kwa
       [dt], n, max_dims, elements=bounded_elements(dt, low, high)))
   return st.tuples(arrays_.map(lambda pair: tuple(pair[1])),
                    st.just({}) if kwargs is None else kwargs)
+
+
+def distinct_arrays(shape):
+  """float64 arrays of `shape` whose elements differ pairwise by at least 0.5
+  (a shuffled grid, jittered): no ties, so sorting, top-k and max/min
+  selection are smooth there, for derivative checks."""
+  n = int(np.prod(shape, dtype=int))
+  jitter = hnp.arrays(np.float64, (n,), elements=st.floats(-0.25, 0.25))
+  return st.tuples(st.permutations(range(n)), jitter).map(
+      lambda pj: (np.asarray(pj[0], np.float64) - n / 2 + pj[1]).reshape(shape))
+
+
+@st.composite
+def separated_spectrum_matrices(draw, dtype, batch=(), shape=None, kind="hermitian",
+                                max_side=4):
+  """Matrix stacks `batch + shape` whose eigenvalues (singular values for
+  "full_rank") are 1 to 2 apart, so that eigen- and singular vectors are
+  smooth functions of the matrix, for derivative checks. Kinds:
+
+  * "hermitian": `Q diag(w) Q^H`, `Q` unitary, `w` real in [1 - n, n + 1];
+  * "full_rank": `U diag(s) V^H` (`m x n`), `s` in [1, 2 min(m, n)];
+  * "diagonalizable": `X diag(w) X^-1`, `X` an "invertible" well-conditioned
+    matrix, `w` as for "hermitian" (plus an imaginary part in [-1, 1] when
+    complex).
+  """
+  if shape is None:
+    m = draw(st.integers(1, max_side))
+    shape = (m, draw(st.integers(1, max_side)) if kind == "full_rank" else m)
+  m, n = shape
+  k = min(m, n)
+  values = np.cumsum(draw(hnp.arrays(np.float64, batch + (k,), elements=st.floats(1, 2))), -1)
+  mH = lambda x: np.conj(np.swapaxes(x, -1, -2))
+  if kind == "full_rank":
+    u = _unitary(draw, dtype, batch, m)[..., :k]
+    v = _unitary(draw, dtype, batch, n)[..., :k]
+    return ((u * values[..., None, :]) @ mH(v)).astype(dtype)
+  values = values - k
+  if kind == "hermitian":
+    q = _unitary(draw, dtype, batch, n)
+    a = (q * values[..., None, :]) @ mH(q)
+    return ((a + mH(a)) / 2).astype(dtype)
+  if np.dtype(dtype).kind == "c":
+    values = values + 1j * draw(bounded_arrays(np.float64, batch + (k,)))
+  x = draw(well_conditioned_matrices(dtype, batch, (n, n)))
+  return ((x * values[..., None, :]) @ np.linalg.inv(x)).astype(dtype)

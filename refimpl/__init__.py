@@ -16,6 +16,13 @@ from refimpl.api import (jit, make_jaxpr, eval_shape, ShapeDtypeStruct,  # noqa:
                          host_count, host_id, host_ids, effects_barrier,
                          ensure_compile_time_eval, named_call, named_scope,
                          print_environment_info)
+from refimpl.autodiff import (jvp, linearize, vjp, grad, value_and_grad,  # noqa: F401
+                              jacfwd, jacrev, jacobian, hessian, linear_transpose,
+                              fwd_and_bwd)
+from refimpl.custom_derivatives import (custom_jvp, custom_vjp,  # noqa: F401
+                                        custom_gradient, closure_convert)
+from refimpl.ad_checkpoint import checkpoint, remat, checkpoint_policies  # noqa: F401
+from refimpl import ad_checkpoint  # noqa: F401
 from refimpl.callback import pure_callback  # noqa: F401
 from refimpl.dtypes import float0  # noqa: F401
 from refimpl.array import Array  # noqa: F401

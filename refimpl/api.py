@@ -16,8 +16,8 @@ import numpy as np
 
 from refimpl import backends, core, dtypes, tree_util
 from refimpl.config import config
-from refimpl.interpreters import partial_eval as pe
-from refimpl.jaxpr import dce_jaxpr, ClosedJaxpr
+from refimpl.interpreters import ad, partial_eval as pe
+from refimpl.jaxpr import dce_jaxpr, ClosedJaxpr, Jaxpr
 
 
 # --- the jit primitive -----------------------------------------------------
@@ -88,6 +88,35 @@ def _flagged(x):
 
 
 jit_p = JitPrimitive()
+
+
+def _jit_partial_eval(trace, args, params):
+  """Splits a call with known and unknown inputs into a call of the known
+  part, run now, and a recorded call of the unknown part on its residuals.
+  Residuals that are known inputs are passed to the unknown call directly."""
+  unknowns = [trace.is_own(x) for x in args]
+  known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(params["jaxpr"], unknowns)
+  known_args = [x for x, u in zip(args, unknowns) if not u]
+  k = known.jaxpr
+  num_known_outs = len(k.outvars) - num_res
+  res_vars = k.outvars[num_known_outs:]
+  forwarded = [k.invars.index(v) if v in k.invars else None for v in res_vars]
+  known = ClosedJaxpr(Jaxpr(k.constvars, k.invars, k.outvars[:num_known_outs] + [
+      v for v, f in zip(res_vars, forwarded) if f is None], k.eqns), known.consts)
+  with core.set_current_trace(trace.parent):
+    known_outs = jit_p.bind(*known_args, **dict(params, jaxpr=known))
+  computed = iter(known_outs[num_known_outs:])
+  residuals = [known_args[f] if f is not None else next(computed) for f in forwarded]
+  unknown_outs = iter(trace.record(
+      jit_p, [*residuals, *[x for x, u in zip(args, unknowns) if u]],
+      dict(params, jaxpr=unknown)))
+  known_outs = iter(known_outs[:num_known_outs])
+  return [next(unknown_outs) if u else next(known_outs) for u in out_unknowns]
+
+
+ad.primitive_jvps[jit_p] = ad.call_jvp_rule(jit_p)
+ad.deftranspose(jit_p, ad.call_transpose_rule(jit_p))
+pe.partial_eval_rules[jit_p] = _jit_partial_eval
 
 
 # --- jit -------------------------------------------------------------------

@@ -9,6 +9,7 @@ import numpy as np
 
 from refimpl import core, tree_util
 from refimpl.core import Primitive
+from refimpl.interpreters import ad
 
 __all__ = ["pure_callback"]
 
@@ -47,6 +48,18 @@ class PureCallbackPrimitive(Primitive):
 
 
 pure_callback_p = PureCallbackPrimitive()
+
+
+def _pure_callback_transpose(cts, *args, **params):
+  raise ValueError("Pure callbacks do not support transpose. Please use `jax.custom_vjp` to "
+                   "use callbacks while taking gradients.")
+
+
+# As JAX: a callback's derivatives are unknown; custom_jvp / custom_vjp supply them.
+ad.defjvp_unsupported(pure_callback_p, ValueError,
+                      "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to "
+                      "use callbacks while taking gradients.")
+ad.deftranspose(pure_callback_p, _pure_callback_transpose)
 
 
 def pure_callback(callback, result_shape_dtypes, *args, sharding=None,

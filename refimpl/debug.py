@@ -7,6 +7,7 @@ traced. The equation has a side effect, so dead-code elimination keeps it.
 
 from refimpl import tree_util
 from refimpl.core import Primitive
+from refimpl.interpreters import ad
 
 __all__ = ["print", "callback"]
 
@@ -35,6 +36,16 @@ class DebugCallbackPrimitive(Primitive):
 
 
 debug_callback_p = DebugCallbackPrimitive()
+
+
+def _debug_callback_jvp(primals, tangents, *, callback):
+  # As JAX: the callback sees the primal values only; it has no outputs.
+  return debug_callback_p.bind(*primals, callback=callback), []
+
+
+ad.primitive_jvps[debug_callback_p] = _debug_callback_jvp
+# As JAX: transposing drops the callback (it gives no cotangents).
+ad.deftranspose(debug_callback_p, lambda cts, *args, callback: [None] * len(args))
 
 
 def callback(callback, *args, ordered=False, **kwargs):

@@ -347,6 +347,25 @@ def is_bool(dt):
   return np.dtype(dt) == bool_
 
 
+def to_complex_dtype(dt):
+  """The complex dtype `dt` converts to (as `jax.dtypes.to_complex_dtype`):
+  complex dtypes unchanged, float64 to complex128, other floats to
+  complex64; integers and bool go by way of float64 (complex128). Not
+  canonicalized."""
+  dt = np.dtype(dt)
+  if is_complex(dt):
+    return dt
+  inexact = dt if is_inexact(dt) else promote_types(dt, float64)
+  return complex128 if inexact == float64 else complex64
+
+
+def to_real_dtype(dt):
+  """The real dtype of the same precision: float32 for complex64, float64
+  for complex128; real dtypes unchanged."""
+  dt = np.dtype(dt)
+  return {complex64: float32, complex128: float64}.get(dt, dt)
+
+
 def finfo(dt):
   """Machine limits of a float type (bfloat16 and the narrow floats included)."""
   return ml_dtypes.finfo(np.dtype(dt))

@@ -120,3 +120,16 @@ def test_narrow_types_categories():
   assert not dtypes.issubdtype(dtypes.uint4, np.signedinteger)
   assert dtypes.iinfo(dtypes.int4).min == -8 and dtypes.iinfo(dtypes.uint2).max == 3
   assert dtypes.finfo(dtypes.float8_e4m3fn).max == 448
+
+
+def test_complex_and_real_counterparts():
+  to_complex = {np.float16: np.complex64, dtypes.bfloat16: np.complex64,
+                np.float32: np.complex64, np.float64: np.complex128,
+                np.complex64: np.complex64, np.complex128: np.complex128,
+                np.int8: np.complex128, np.uint32: np.complex128, np.bool_: np.complex128}
+  for dt, expected in to_complex.items():
+    assert dtypes.to_complex_dtype(dt) == expected, dt
+  to_real = {np.complex64: np.float32, np.complex128: np.float64, np.float16: np.float16,
+             dtypes.bfloat16: dtypes.bfloat16, np.int32: np.int32, np.bool_: np.bool_}
+  for dt, expected in to_real.items():
+    assert dtypes.to_real_dtype(dt) == expected, dt

@@ -6,6 +6,7 @@ import numpy as np
 import refimpl
 from refimpl import lax
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 
@@ -29,4 +30,34 @@ CASES = [
     Case("lax.optimization_barrier", lambda x, y: lax.optimization_barrier((x, y)),
          lambda: S.case_inputs(S.ALL_DTYPES, 2), lambda x, y: (x, y),
          ("optimization_barrier",)),
+]
+
+
+# --- derivatives ------------------------------------------------------------------
+# A debug callback sees the primal values and has no derivative of its own.
+# A pure callback has none either (its JVP raises, as in JAX): it is
+# differentiated through `custom_jvp`, whose rule here is another callback.
+
+@refimpl.custom_jvp
+def _host_sin(x):
+  return _pure_sin(x)
+
+
+@_host_sin.defjvp
+def _host_sin_jvp(primals, tangents):
+  (x,), (t,) = primals, tangents
+  result = refimpl.ShapeDtypeStruct(np.shape(x), refimpl.numpy.result_type(x))
+  cos = refimpl.pure_callback(lambda a: np.cos(a).astype(a.dtype), result, x)
+  return _host_sin(x), cos * t
+
+
+def _bounded_inputs():
+  return S.bounded_case_inputs([np.float64], low=-3, high=3)
+
+
+AD_CASES = [
+    ADCase("debug.callback", _debug_passthrough, _bounded_inputs, ("debug_callback",),
+           order=2),
+    ADCase("pure_callback (under custom_jvp)", _host_sin, _bounded_inputs,
+           ("pure_callback", "custom_jvp_call")),
 ]

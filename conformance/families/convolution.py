@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import refimpl.numpy as jnp
 from refimpl import dtypes, lax
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 NUMERIC = S.INT_DTYPES + S.FLOAT_DTYPES + S.COMPLEX_DTYPES
@@ -88,8 +89,8 @@ def _conv_1d(np_fn):
   return expected
 
 
-def _conv_1d_inputs():
-  vectors = st.sampled_from(S.FLOAT_DTYPES + S.COMPLEX_DTYPES).flatmap(
+def _conv_1d_inputs(dtype_list=S.FLOAT_DTYPES + S.COMPLEX_DTYPES):
+  vectors = st.sampled_from(dtype_list).flatmap(
       lambda dtype: st.tuples(*[S.small_integer_arrays(dtype, st.integers(1, 6).map(
           lambda n: (n,))) for _ in range(2)]))
   return st.tuples(vectors, st.fixed_dictionaries(
@@ -104,4 +105,18 @@ CASES = [
          ("conv_general_dilated",)),
     Case("jnp.correlate", jnp.correlate, _conv_1d_inputs, _conv_1d(np.correlate),
          ("conv_general_dilated",)),
+]
+
+
+# conv_general_dilated is bilinear: the reverse-mode checks cover both transposes
+# (with feature and batch groups, dilations, strides, negative padding, layouts).
+AD_DTYPES = [np.float64, np.complex128]
+
+AD_CASES = [
+    ADCase("lax.conv_general_dilated", lax.conv_general_dilated,
+           lambda: S.conv_inputs(AD_DTYPES), ("conv_general_dilated",), order=2),
+    ADCase("jnp.convolve", jnp.convolve, lambda: _conv_1d_inputs(AD_DTYPES),
+           ("conv_general_dilated",)),
+    ADCase("jnp.correlate", jnp.correlate, lambda: _conv_1d_inputs(AD_DTYPES),
+           ("conv_general_dilated",)),
 ]

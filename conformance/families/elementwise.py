@@ -14,6 +14,10 @@ float32 with x64 disabled).
 `jnp` aliases that are the same function object as another name (`mod`,
 `abs`, `around`, `conj`, `radians`, `degrees`, `pow`, `divide`) share the
 case of that name.
+
+`AD_CASES` check the differentiation rules of the elementwise primitives
+(and of `add_any`) on float64 and complex128 operands inside each
+function's smooth domain; smooth functions to second order.
 """
 
 import numpy as np
@@ -22,6 +26,7 @@ from hypothesis import strategies as st
 import refimpl.numpy as jnp
 from refimpl import dtypes, lax
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 BOOL = S.BOOL_DTYPES
@@ -560,3 +565,194 @@ PROMOTION_CASES = [
 ]
 
 CASES = LAX_CASES + JNP_CASES + PROMOTION_CASES
+
+
+# --- derivatives ---------------------------------------------------------------------------------
+# Inputs are float64 (complex128) arrays inside each function's smooth domain:
+# away from kinks, poles and branch cuts, and, for complex operands, with the
+# real and imaginary parts bounded separately.
+
+def _r(low, high):
+  """Real elements in [low, high]."""
+  return np.float64, st.floats(low, high)
+
+
+def _r_nonzero(low, high):
+  """Real elements of magnitude in [low, high], of either sign."""
+  return np.float64, st.tuples(st.floats(low, high), st.booleans()).map(
+      lambda p: p[0] if p[1] else -p[0])
+
+
+def _c(real, imag):
+  """Complex elements with real part in `real`, imaginary part in `imag` (ranges)."""
+  return np.complex128, st.builds(complex, st.floats(*real), st.floats(*imag))
+
+
+@st.composite
+def _operand_shapes(draw, n):
+  """`n` shapes lax broadcasts together: rank 0, or the full rank with some dims 1."""
+  shape = draw(S.shapes(min_side=1))
+  return [() if draw(st.booleans()) and draw(st.booleans())
+          else tuple(d if draw(st.booleans()) else 1 for d in shape) for _ in range(n)]
+
+
+@st.composite
+def _ad_arrays(draw, domains, kwargs):
+  shapes_ = draw(_operand_shapes(len(domains)))
+  args = tuple(draw(S.arrays(dtype, shape, elements=elements))
+               for (dtype, elements), shape in zip(domains, shapes_))
+  return args, ({} if kwargs is None else draw(kwargs))
+
+
+def _ad(name, fn, primitives, *domains, kwargs=None, **options):
+  """A derivative case of `fn` on one array per domain (see `_r`, `_c`)."""
+  return ADCase(name, fn, lambda: _ad_arrays(domains, kwargs), tuple(primitives), **options)
+
+
+@st.composite
+def _rem_inputs(draw):
+  """(x, y) with x / y at least 0.1 from an integer (where rem jumps)."""
+  shape = draw(S.shapes(min_side=1))
+  y = draw(S.arrays(np.float64, draw(st.sampled_from([(), shape])),
+                    elements=_r_nonzero(0.5, 2)[1]))
+  k = draw(S.arrays(np.float64, shape, elements=st.integers(-3, 3).map(float)))
+  f = draw(S.arrays(np.float64, shape, elements=st.floats(0.1, 0.9)))
+  return (y * (k + f), y), {}
+
+
+@st.composite
+def _no_tie_inputs(draw):
+  """(x, y) at least 0.05 apart (max and min have kinks at ties), one maybe scalar."""
+  shape = draw(S.shapes(min_side=1))
+  y = draw(S.arrays(np.float64, draw(st.sampled_from([(), shape])), elements=st.floats(-2, 2)))
+  x = y + draw(S.arrays(np.float64, shape, elements=_r_nonzero(0.05, 1)[1]))
+  return ((x, y) if draw(st.booleans()) else (y, x)), {}
+
+
+@st.composite
+def _clamp_ad_inputs(draw):
+  """(lo, x, hi): lo < hi, bounds scalar or of x's shape, x at least 0.05
+  from either bound (clamp has kinks there) and on any side of them."""
+  shape = draw(S.shapes(min_side=1))
+  bound = lambda low, high: draw(S.arrays(np.float64, draw(st.sampled_from([(), shape])),
+                                          elements=st.floats(low, high)))
+  lo, hi = bound(-1.5, -0.5), bound(0.5, 1.5)
+  x = draw(S.arrays(np.float64, shape, elements=st.floats(-3, 3)))
+  x = np.where(np.abs(x - lo) < 0.05, lo + 0.1, x)
+  x = np.where(np.abs(x - hi) < 0.05, hi - 0.1, x)
+  return (lo, x, hi), {}
+
+
+@st.composite
+def _select_n_ad_inputs(draw, dtype_domain, boolean):
+  """Cases of one shape; the selector (a static kwarg: it has no derivative)
+  bool with 2 cases or int32 with 3, scalar or of the cases' shape."""
+  dtype, elements = dtype_domain
+  shape = draw(S.shapes(min_side=1))
+  n = 2 if boolean else 3
+  which_shape = draw(st.sampled_from([(), shape]))
+  which = draw(S.arrays(np.bool_, which_shape) if boolean else S.arrays(
+      np.int32, which_shape, elements=st.integers(0, n - 1)))
+  return tuple(draw(S.arrays(dtype, shape, elements=elements)) for _ in range(n)), {
+      "which": which}
+
+
+_HIGHEST = lax.AccuracyMode.HIGHEST
+
+# (function, primitive, real domain, complex domain or None): smooth functions,
+# checked to second order.
+_SMOOTH_UNARY = [
+    (lax.exp, "exp", _r(-3, 3), _c((-2, 2), (-2, 2))),
+    (lax.exp2, "exp2", _r(-3, 3), _c((-2, 2), (-2, 2))),
+    (lax.expm1, "expm1", _r(-3, 3), _c((-2, 2), (-2, 2))),
+    (lax.log, "log", _r(0.1, 5), _c((0.1, 2), (-2, 2))),
+    (lax.log1p, "log1p", _r(-0.9, 5), _c((-0.5, 2), (-1, 1))),
+    (lax.logistic, "logistic", _r(-5, 5), _c((-1, 1), (-1, 1))),
+    (lax.sqrt, "sqrt", _r(0.1, 5), _c((0.1, 2), (-2, 2))),
+    (lax.rsqrt, "rsqrt", _r(0.1, 5), _c((0.1, 2), (-2, 2))),
+    (lax.cbrt, "cbrt", _r_nonzero(0.1, 5), None),
+    (lax.square, "square", _r(-3, 3), _c((-2, 2), (-2, 2))),
+    (lax.sin, "sin", _r(-3, 3), _c((-2, 2), (-2, 2))),
+    (lax.cos, "cos", _r(-3, 3), _c((-2, 2), (-2, 2))),
+    (lax.tan, "tan", _r(-1.2, 1.2), _c((-1, 1), (-1, 1))),
+    (lax.asin, "asin", _r(-0.9, 0.9), _c((-0.7, 0.7), (-0.7, 0.7))),
+    (lax.acos, "acos", _r(-0.9, 0.9), _c((-0.7, 0.7), (-0.7, 0.7))),
+    (lax.atan, "atan", _r(-3, 3), _c((-0.7, 0.7), (-0.7, 0.7))),
+    (lax.sinh, "sinh", _r(-3, 3), _c((-2, 2), (-2, 2))),
+    (lax.cosh, "cosh", _r(-3, 3), _c((-2, 2), (-2, 2))),
+    (lax.tanh, "tanh", _r(-3, 3), _c((-1, 1), (-1, 1))),
+    (lax.asinh, "asinh", _r(-3, 3), _c((-0.7, 0.7), (-0.7, 0.7))),
+    (lax.acosh, "acosh", _r(1.1, 5), _c((1.2, 3), (-1, 1))),
+    (lax.atanh, "atanh", _r(-0.9, 0.9), _c((-0.7, 0.7), (-0.7, 0.7))),
+    (lax.abs, "abs", _r_nonzero(0.1, 3), _c((0.2, 2), (-2, 2))),
+    (lambda x: lax.expm1(x, accuracy=_HIGHEST), "expm1", _r(-3, 3), None),
+    (lambda x: lax.tanh(x, accuracy=_HIGHEST), "tanh", _r(-3, 3), None),
+    (lambda x: lax.logistic(x, accuracy=_HIGHEST), "logistic", _r(-5, 5), None),
+]
+
+
+def _smooth_unary_cases():
+  cases = []
+  for fn, prim, real, complex_ in _SMOOTH_UNARY:
+    name = f"lax.{prim}" if fn is getattr(lax, prim) else f"lax.{prim}[accuracy=HIGHEST]"
+    cases.append(_ad(name, fn, [prim], real, order=2))
+    if complex_ is not None:
+      cases.append(_ad(f"{name}[complex]", fn, [prim], complex_, order=2))
+  return cases
+
+
+_ANY, _ANY_C = _r(-2, 2), _c((-2, 2), (-2, 2))
+_REV = ("rev",)
+
+AD_CASES = _smooth_unary_cases() + [
+    # Linear in their operands: the reverse-mode cases check the transposes
+    # (including the sums over broadcast dimensions).
+    _ad("lax.neg", lax.neg, ["neg"], _ANY),
+    _ad("lax.neg[complex]", lax.neg, ["neg"], _ANY_C),
+    _ad("lax.add", lax.add, ["add"], _ANY, _ANY),
+    _ad("lax.add[complex]", lax.add, ["add"], _ANY_C, _ANY_C),
+    _ad("lax.sub", lax.sub, ["sub"], _ANY, _ANY),
+    _ad("lax.sub[complex]", lax.sub, ["sub"], _ANY_C, _ANY_C),
+    _ad("lax.mul", lax.mul, ["mul", "add_any"], _ANY, _ANY, order=2),
+    _ad("lax.mul[complex]", lax.mul, ["mul", "add_any"], _ANY_C, _ANY_C, order=2),
+    _ad("x * x", lambda x: lax.mul(x, x), ["mul", "add_any"], _ANY, modes=_REV),
+    _ad("lax.div", lax.div, ["div"], _ANY, _r_nonzero(0.5, 2), order=2),
+    _ad("lax.div[complex]", lax.div, ["div"], _ANY_C, _c((0.5, 2), (-2, 2)), order=2),
+    _ad("lax.copy_p", lax.copy_p.bind, ["copy"], _ANY),
+    _ad("lax.reduce_precision", lax.reduce_precision, ["reduce_precision"], _ANY,
+        kwargs=_kwargs(exponent_bits=st.just(11), mantissa_bits=st.integers(30, 52))),
+    _ad("lax.convert_element_type[float64 to complex128]",
+        lambda x: lax.convert_element_type(x, np.complex128), ["convert_element_type"], _ANY),
+    _ad("lax.convert_element_type[complex128 to float64]",
+        lambda x: lax.convert_element_type_p.bind(x, new_dtype=np.dtype(np.float64),
+                                                  weak_type=False),
+        ["convert_element_type"], _ANY_C),
+    _ad("lax.real", lax.real, ["real"], _ANY_C),
+    _ad("lax.imag", lax.imag, ["imag"], _ANY_C),
+    _ad("lax.complex", lax.complex, ["complex"], _ANY, _ANY),
+    _ad("lax.conj", lax.conj, ["conj"], _ANY_C),
+    _ad("lax.conj[real operand]", lax.conj, ["conj"], _ANY),
+    ADCase("lax.select_n[bool]", lambda *cases, which: lax.select_n(which, *cases),
+           lambda: _select_n_ad_inputs(_ANY, True), ("select_n",)),
+    ADCase("lax.select_n[int32, complex]", lambda *cases, which: lax.select_n(which, *cases),
+           lambda: _select_n_ad_inputs(_ANY_C, False), ("select_n",)),
+    # Nonlinear binary functions.
+    _ad("lax.pow", lax.pow, ["pow"], _r(0.2, 3), _r(-2, 2), order=2),
+    _ad("lax.pow[complex]", lax.pow, ["pow"], _c((0.2, 2), (-1, 1)), _c((-1, 1), (-1, 1)),
+        order=2),
+    _ad("lax.pow[int32 exponent]", lambda x, y: lax.pow(x, np.int32(y)), ["pow"],
+        _r_nonzero(0.3, 2), kwargs=_kwargs(y=st.integers(-3, 3)), order=2),
+    _ad("lax.integer_pow", lax.integer_pow, ["integer_pow"], _r_nonzero(0.3, 2),
+        kwargs=_kwargs(y=st.integers(-3, 4)), order=2),
+    _ad("lax.integer_pow[complex]", lax.integer_pow, ["integer_pow"],
+        _c((0.3, 2), (-2, 2)), kwargs=_kwargs(y=st.integers(-3, 4)), order=2),
+    _ad("lax.atan2", lax.atan2, ["atan2"], _r(0.5, 2), _r(-2, 2), order=2),
+    _ad("lax.atan2[complex]", lax.atan2, ["atan2"], _c((0.5, 1.5), (-0.2, 0.2)),
+        _c((0.5, 1.5), (-0.2, 0.2)), order=2),
+    ADCase("lax.rem", lax.rem, _rem_inputs, ("rem",), order=2),
+    ADCase("lax.max", lax.max, _no_tie_inputs, ("max",), order=2),
+    ADCase("lax.min", lax.min, _no_tie_inputs, ("min",), order=2),
+    ADCase("lax.clamp", lax.clamp, _clamp_ad_inputs, ("clamp",), order=2),
+    _ad("lax.nextafter", lambda x, toward: lax.nextafter(x, lax.full_like(x, toward)),
+        ["nextafter"], _ANY, kwargs=_kwargs(toward=st.sampled_from([-10.0, 10.0]))),
+]

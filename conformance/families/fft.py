@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import refimpl.numpy as jnp
 from refimpl import lax
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 REAL = [np.float32]
@@ -35,10 +36,10 @@ def _array(draw, dtype_list, min_dims=1, max_dims=3):
 
 
 @st.composite
-def lax_fft_inputs(draw):
+def lax_fft_inputs(draw, real=REAL, complex_=(np.complex64,)):
   """`((x,), {fft_type, fft_lengths})` over the last 1-3 dimensions of `x`."""
   fft_type = draw(st.sampled_from(list(lax.FftType)))
-  x = _array(draw, REAL if fft_type == lax.FftType.RFFT else [np.complex64])
+  x = _array(draw, real if fft_type == lax.FftType.RFFT else list(complex_))
   rank = draw(st.integers(1, min(3, x.ndim)))
   lengths = x.shape[x.ndim - rank:]
   if fft_type == lax.FftType.IRFFT:  # output lengths; the input holds n // 2 + 1
@@ -128,4 +129,26 @@ CASES = [
          ("concatenate",)),
     Case("jnp.fft.ifftshift", jnp.fft.ifftshift, shift_inputs, np.fft.ifftshift,
          ("concatenate",)),
+]
+
+
+# --- derivatives: fft is linear, so every transform has a reverse-mode check ---------
+
+AD_REAL, AD_COMPLEX = [np.float64], [np.complex128]
+AD_REAL_OR_COMPLEX = AD_REAL + AD_COMPLEX
+
+
+def _ad_case(name, inputs, order=1):
+  return ADCase(f"jnp.fft.{name}", getattr(jnp.fft, name), inputs, ("fft",), order=order)
+
+
+AD_CASES = [
+    ADCase("lax.fft", lax.fft, lambda: lax_fft_inputs(AD_REAL, AD_COMPLEX), ("fft",),
+           order=2),
+    _ad_case("fft", lambda: fft_1d_inputs(AD_REAL_OR_COMPLEX)),
+    _ad_case("rfft", lambda: fft_1d_inputs(AD_REAL)),
+    _ad_case("irfft", lambda: fft_1d_inputs(AD_REAL_OR_COMPLEX, halved=True)),
+    _ad_case("ifftn", lambda: fft_nd_inputs(AD_REAL_OR_COMPLEX)),
+    _ad_case("rfftn", lambda: fft_nd_inputs(AD_REAL)),
+    _ad_case("irfftn", lambda: fft_nd_inputs(AD_REAL_OR_COMPLEX, halved=True)),
 ]

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import refimpl.numpy as jnp
 from refimpl import dtypes, lax
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 ALL = S.ALL_DTYPES
@@ -39,9 +40,14 @@ def _index_elements(dtype, size):
 
 # --- slice ---------------------------------------------------------------------------------
 
+def _operands(shape, dtype_list=ALL):
+  """Arrays of `shape` (a tuple or strategy) of a dtype from `dtype_list`."""
+  return st.sampled_from(dtype_list).flatmap(lambda dt: S.arrays(dt, shape))
+
+
 @st.composite
-def _slice_inputs(draw):
-  x = draw(S.arrays(draw(st.sampled_from(ALL)), S.shapes()))
+def _slice_inputs(draw, operands=_operands):
+  x = draw(operands(S.shapes()))
   starts, limits, strides = [], [], []
   for d in x.shape:
     start = draw(st.integers(0, d))
@@ -163,12 +169,13 @@ LAX_SLICE_CASES = [
 # --- gather and scatter ---------------------------------------------------------------------------
 
 @st.composite
-def _windows(draw, dtype_list, collapse_indexed=False):
-  """An operand, index vectors (out of bounds too) and the window structure
+def _windows(draw, dtype_list, collapse_indexed=False, in_bounds=False, array_of=S.arrays):
+  """An operand (`array_of(dtype, shape)`), index vectors (out of bounds too,
+  unless `in_bounds`: then every window fits) and the window structure
   shared by gather and scatter: (operand, indices, index_map, collapsed,
   window sizes, positions of the window dims among the result's)."""
   dtype = draw(st.sampled_from(dtype_list))
-  operand = draw(S.arrays(dtype, S.shapes(min_dims=1)))
+  operand = draw(array_of(dtype, S.shapes(min_dims=1)))
   shape = operand.shape
   candidates = [d for d in range(len(shape)) if shape[d] or not collapse_indexed]
   index_map = tuple(draw(st.permutations(candidates))[:draw(st.integers(0, len(candidates)))])
@@ -180,8 +187,9 @@ def _windows(draw, dtype_list, collapse_indexed=False):
   batch_shape = draw(S.shapes(max_dims=2, max_side=3))
   indices = np.zeros(batch_shape + (len(index_map),), index_dtype)
   for k, d in enumerate(index_map):
-    indices[..., k] = draw(S.arrays(index_dtype, batch_shape,
-                                    elements=_index_elements(index_dtype, shape[d])))
+    elements = (st.integers(0, shape[d] - sizes[d]) if in_bounds
+                else _index_elements(index_dtype, shape[d]))
+    indices[..., k] = draw(S.arrays(index_dtype, batch_shape, elements=elements))
   window_rank = len(shape) - len(collapsed)
   offset_dims = tuple(sorted(draw(st.permutations(range(len(batch_shape) + window_rank)))
                              [:window_rank]))
@@ -189,8 +197,9 @@ def _windows(draw, dtype_list, collapse_indexed=False):
 
 
 @st.composite
-def _gather_inputs(draw, modes):
-  operand, indices, index_map, collapsed, sizes, offset_dims = draw(_windows(ALL))
+def _gather_inputs(draw, modes, dtype_list=ALL, **window_kwargs):
+  operand, indices, index_map, collapsed, sizes, offset_dims = draw(
+      _windows(dtype_list, **window_kwargs))
   dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=collapsed,
                                      start_index_map=index_map)
   kwargs = {"dimension_numbers": dnums, "slice_sizes": sizes,
@@ -201,20 +210,20 @@ def _gather_inputs(draw, modes):
 
 
 @st.composite
-def _scatter_inputs(draw, op, modes, dtype_list):
+def _scatter_inputs(draw, op, modes, dtype_list, in_bounds=False, array_of=S.arrays):
   """(operand, indices, updates) and kwargs for lax.<op>. For plain scatter,
   indexed dimensions are collapsed, so windows are equal or disjoint, and
   updates of windows that land on the same place are made equal: which one
   wins is unspecified in JAX."""
   plain = op == "scatter"
   operand, indices, index_map, collapsed, sizes, offset_dims = draw(
-      _windows(dtype_list, collapse_indexed=plain))
+      _windows(dtype_list, collapse_indexed=plain, in_bounds=in_bounds, array_of=array_of))
   batch_shape = indices.shape[:-1]
   window = iter(n for d, n in enumerate(sizes) if d not in collapsed)
   batch = iter(batch_shape)
   updates_shape = tuple(next(window) if i in offset_dims else next(batch)
                         for i in range(len(batch_shape) + len(offset_dims)))
-  updates = draw(S.arrays(operand.dtype, updates_shape))
+  updates = draw(array_of(operand.dtype, updates_shape))
   mode = draw(st.sampled_from(modes))
   if plain:
     updates = _equal_duplicate_updates(operand.shape, indices, index_map, updates,
@@ -293,20 +302,20 @@ GATHER_SCATTER_CASES = [
 # --- jnp indexing ---------------------------------------------------------------------------------
 
 @st.composite
-def _getitem_inputs(draw, dtype_list=ALL):
-  x = draw(S.arrays(draw(st.sampled_from(dtype_list)), S.shapes()))
+def _getitem_inputs(draw, dtype_list=ALL, array_of=S.arrays):
+  x = draw(array_of(draw(st.sampled_from(dtype_list)), S.shapes()))
   return (x,), {"idx": draw(S.index_expressions(x.shape))}
 
 
 @st.composite
-def _update_inputs(draw, dtype_list, scalar_values):
+def _update_inputs(draw, dtype_list, scalar_values, array_of=S.arrays):
   """(x, y) and a static index; y broadcasts to x[idx] (a scalar for `set`,
   where repeated indices would make the winner unspecified)."""
-  (x,), kwargs = draw(_getitem_inputs(dtype_list))
+  (x,), kwargs = draw(_getitem_inputs(dtype_list, array_of))
   target = x[kwargs["idx"]].shape
   shape = () if scalar_values else draw(st.sampled_from(
       [(), target, target[1:], tuple(1 for _ in target)]))
-  return (x, draw(S.arrays(x.dtype, shape))), kwargs
+  return (x, draw(array_of(x.dtype, shape))), kwargs
 
 
 @st.composite
@@ -403,3 +412,140 @@ JNP_CASES = [
 ]
 
 CASES = LAX_SLICE_CASES + GATHER_SCATTER_CASES + JNP_CASES
+
+
+# --- derivatives ----------------------------------------------------------------------------------
+# Indices and starts are static (kwargs); only operands and updates are
+# differentiated. For fixed indices every function here is linear in them
+# (scatter: the winning update of a repeated index is fixed), except
+# scatter-mul (bilinear) and scatter-min/max, whose values are made pairwise
+# distinct so that no tie makes them non-smooth. Out-of-bounds indices are
+# drawn for CLIP and FILL_OR_DROP, whose derivative rules agree with the
+# primal's windows; PROMISE_IN_BOUNDS only gets indices in bounds (out of
+# bounds, its gather clamps while its transpose, a scatter-add, drops: JAX's
+# gradients are documented as wrong there).
+
+AD_DTYPES = [np.float64, np.complex128]
+CLIP_OR_FILL = [lax.GatherScatterMode.CLIP, lax.GatherScatterMode.FILL_OR_DROP]
+PROMISE = [lax.GatherScatterMode.PROMISE_IN_BOUNDS]
+
+
+def _ad_operands(shape):
+  return st.sampled_from(AD_DTYPES).flatmap(lambda dt: S.bounded_arrays(dt, shape))
+
+
+@st.composite
+def _ad_dynamic_slice_inputs(draw, update=False):
+  """x (and an update) with static starts, negative (counting from the end) and
+  out of bounds (clamped) too."""
+  x = draw(_ad_operands(S.shapes()))
+  kwargs = {"start_indices": tuple(draw(st.integers(-d - 2, d + 2)) for d in x.shape)}
+  sizes = tuple(draw(st.integers(0, d)) for d in x.shape)
+  if update:
+    return (x, draw(S.bounded_arrays(x.dtype, sizes))), kwargs
+  return (x,), {**kwargs, "slice_sizes": sizes}
+
+
+def _static_indices(inputs):
+  """`inputs` (of the Cases above: operand, indices[, updates]) with the
+  indices moved into kwargs, and with the other `static` arguments (names,
+  in order after the indices) too."""
+  def move(case_inputs, static=()):
+    (operand, indices, *rest), kwargs = case_inputs
+    moved = dict(zip(static, rest))
+    return (operand, *rest[len(static):]), {**kwargs, "indices": indices, **moved}
+  return lambda static=(): inputs().map(lambda ci: move(ci, static))
+
+
+def _modes(inputs_of_modes):
+  """Inputs in CLIP or FILL_OR_DROP mode (out of bounds too), or in
+  PROMISE_IN_BOUNDS mode with windows in bounds."""
+  return lambda: st.one_of(inputs_of_modes(CLIP_OR_FILL, False),
+                           inputs_of_modes(PROMISE, True))
+
+
+def _ad_gather(x, indices, dimension_numbers, slice_sizes, mode, fill_value=0.5):
+  """A finite `fill_value` (default 0.5 here), so that finite differences are defined."""
+  return lax.gather(x, indices, dimension_numbers, slice_sizes, mode=mode,
+                    fill_value=fill_value)
+
+
+def _ad_scatter(x, updates, indices, dimension_numbers, mode, op, unique_indices=False):
+  return getattr(lax, op)(x, indices, updates, dimension_numbers, mode=mode,
+                          unique_indices=unique_indices)
+
+
+def _ad_scatter_inputs(op, dtype_list=AD_DTYPES):
+  return _static_indices(_modes(lambda modes, in_bounds: _scatter_inputs(
+      op, modes, dtype_list, in_bounds=in_bounds, array_of=S.bounded_arrays)))()
+
+
+@st.composite
+def _ad_unique_scatter_inputs(draw, op):
+  """Updates of distinct rows of x (unique_indices=True)."""
+  dtype = draw(st.sampled_from(AD_DTYPES))
+  x = draw(S.bounded_arrays(dtype, S.shapes(min_dims=1, min_side=1, max_side=3)))
+  rows = draw(st.permutations(range(x.shape[0])))[:draw(st.integers(0, x.shape[0]))]
+  updates = draw(S.bounded_arrays(dtype, (len(rows),) + x.shape[1:]))
+  dnums = lax.ScatterDimensionNumbers(update_window_dims=tuple(range(1, x.ndim)),
+                                      inserted_window_dims=(0,),
+                                      scatter_dims_to_operand_dims=(0,))
+  return (x, updates), {"indices": np.array(rows, np.int32).reshape(-1, 1),
+                        "dimension_numbers": dnums, "mode": draw(st.sampled_from(MODES)),
+                        "op": op, "unique_indices": True}
+
+
+@st.composite
+def _distinct_values(draw, inputs):
+  """`inputs` (float64 arrays) with their values replaced by pairwise distinct ones."""
+  args, kwargs = draw(inputs)
+  values = iter(draw(S.distinct_arrays((sum(a.size for a in args),))))
+  return tuple(np.fromiter(values, np.float64, a.size).reshape(a.shape) for a in args), kwargs
+
+
+def _getitem(x, idx):
+  return jnp.asarray(x)[idx]
+
+
+def _ad_update_inputs(dtype_list=AD_DTYPES):
+  return _update_inputs(dtype_list, False, S.bounded_arrays)
+
+
+AD_CASES = [
+    ADCase("slice", lax.slice, lambda: _slice_inputs(_ad_operands), ("slice",)),
+    ADCase("dynamic_slice", lax.dynamic_slice, _ad_dynamic_slice_inputs, ("dynamic_slice",)),
+    ADCase("dynamic_update_slice", lax.dynamic_update_slice,
+           lambda: _ad_dynamic_slice_inputs(update=True), ("dynamic_update_slice",)),
+    ADCase("gather", _ad_gather, _static_indices(_modes(lambda modes, in_bounds: _gather_inputs(
+        modes, AD_DTYPES, in_bounds=in_bounds, array_of=S.bounded_arrays))), ("gather",)),
+    ADCase("scatter", _ad_scatter, lambda: _ad_scatter_inputs("scatter"), ("scatter",)),
+    ADCase("scatter[unique_indices]", _ad_scatter,
+           lambda: _ad_unique_scatter_inputs("scatter"), ("scatter",)),
+    ADCase("scatter-add", _ad_scatter, lambda: _ad_scatter_inputs("scatter_add"),
+           ("scatter-add",)),
+    ADCase("scatter-sub", _ad_scatter, lambda: _ad_scatter_inputs("scatter_sub"),
+           ("scatter-sub",)),
+    ADCase("scatter-mul[unique_indices]", _ad_scatter,
+           lambda: _ad_unique_scatter_inputs("scatter_mul"), ("scatter-mul",), order=2),
+    # Repeated indices: only the operand is differentiated (as in JAX, the
+    # updates' derivative needs unique indices).
+    ADCase("scatter-mul[operand]", lambda x, updates, **kwargs: _ad_scatter(x, updates, **kwargs),
+           lambda: _static_indices(_modes(lambda modes, in_bounds: _scatter_inputs(
+               "scatter_mul", modes, AD_DTYPES, in_bounds=in_bounds,
+               array_of=S.bounded_arrays)))(static=("updates",)), ("scatter-mul",)),
+    ADCase("scatter-min", _ad_scatter,
+           lambda: _distinct_values(_ad_scatter_inputs("scatter_min", [np.float64])),
+           ("scatter-min",)),
+    ADCase("scatter-max", _ad_scatter,
+           lambda: _distinct_values(_ad_scatter_inputs("scatter_max", [np.float64])),
+           ("scatter-max",)),
+    ADCase("jnp getitem", _getitem, lambda: _getitem_inputs(AD_DTYPES, S.bounded_arrays),
+           ("slice", "dynamic_slice", "gather", "squeeze", "rev")),
+    ADCase("x.at[idx].set", _at("set"), _ad_update_inputs, ("scatter",)),
+    ADCase("x.at[idx].add", _at("add"), _ad_update_inputs, ("scatter-add",)),
+    ADCase("x.at[idx].subtract", _at("subtract"), _ad_update_inputs, ("scatter-sub",)),
+    ADCase("x.at[idx].max", _at("max"),
+           lambda: _distinct_values(_ad_update_inputs([np.float64])), ("scatter-max",)),
+    ADCase("x.at[idx].min", _at("min"),
+           lambda: _distinct_values(_ad_update_inputs([np.float64])), ("scatter-min",)),
+]

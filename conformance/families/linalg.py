@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import refimpl.numpy as jnp
 from refimpl.lax import linalg as lax_linalg
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 DTYPES = S.LINALG_DTYPES
@@ -60,10 +61,10 @@ def any_matrix_inputs(draw, square=False, kwargs=None, dtype_list=DTYPES, max_si
 
 
 @st.composite
-def solve_inputs(draw, vector_rhs=True):
+def solve_inputs(draw, vector_rhs=True, dtype_list=DTYPES):
   """`((a, b), {})`: an invertible stack and a right-hand side (a vector
   `(n,)`, or a stack `batch + (n, k)`)."""
-  dtype = draw(st.sampled_from(DTYPES))
+  dtype = draw(st.sampled_from(dtype_list))
   batch = draw(S.batch_shapes())
   a = draw(S.well_conditioned_matrices(dtype, batch))
   n = a.shape[-1]
@@ -73,10 +74,10 @@ def solve_inputs(draw, vector_rhs=True):
 
 
 @st.composite
-def triangular_solve_inputs(draw):
+def triangular_solve_inputs(draw, dtype_list=DTYPES):
   """`((a, b), flags)` for triangular_solve: `a` diagonally dominant, so each
   triangle is well conditioned."""
-  dtype = draw(st.sampled_from(DTYPES))
+  dtype = draw(st.sampled_from(dtype_list))
   batch = draw(S.batch_shapes())
   a = draw(S.well_conditioned_matrices(dtype, batch))
   flags = draw(st.fixed_dictionaries({name: st.booleans() for name in (
@@ -106,9 +107,9 @@ def numpy_triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a,
 
 
 @st.composite
-def tridiagonal_inputs(draw):
+def tridiagonal_inputs(draw, dtype_list=DTYPES):
   """`((dl, d, du, b), {})` with a diagonally dominant tridiagonal matrix."""
-  dtype = draw(st.sampled_from(DTYPES))
+  dtype = draw(st.sampled_from(dtype_list))
   shape = draw(S.batch_shapes()) + (draw(st.integers(1, 5)),)
   dl, du = (draw(S.bounded_arrays(dtype, shape)) for _ in range(2))
   d = (draw(S.bounded_arrays(dtype, shape)) + 3).astype(dtype)
@@ -478,4 +479,111 @@ CASES += [
          _np_pivots_to_permutation, ("lu_pivots_to_permutation",)),
     Case("lax.linalg.householder_product", lax_linalg.householder_product, _reflectors,
          _np_householder_product, ("householder_product",), rtol=1e-4, atol=1e-5),
+]
+
+
+# --- derivatives -------------------------------------------------------------------------
+# float64/complex128 inputs where each decomposition is a smooth function of
+# its input: eigen- and singular values well apart, LU and pivoted-QR pivots
+# well ahead of the other candidates. Where factors are unique only up to the
+# phase (sign) of each vector, the checked function does not depend on it.
+
+AD_DTYPES = [np.float64, np.complex128]
+
+
+def _abs2(x):
+  """`|x|^2`, smooth (unlike `|x|` at 0)."""
+  return jnp.real(x * jnp.conj(x))
+
+
+@st.composite
+def _spectrum_inputs(draw, kind, kwargs=None):
+  dtype = draw(st.sampled_from(AD_DTYPES))
+  a = draw(S.separated_spectrum_matrices(dtype, draw(S.batch_shapes()), kind=kind))
+  return (a,), ({} if kwargs is None else draw(kwargs))
+
+
+@st.composite
+def _lu_inputs(draw):
+  """A diagonally dominant matrix cut to `m x n`, its rows shuffled: every
+  column stays dominated by its pivot during elimination, so partial pivoting
+  undoes the shuffle, each pivot far ahead of the other candidates."""
+  dtype = draw(st.sampled_from(AD_DTYPES))
+  m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+  a = draw(S.well_conditioned_matrices(dtype, draw(S.batch_shapes()), (max(m, n),) * 2))
+  return (a[..., :m, :n][..., draw(st.permutations(range(m))), :],), {}
+
+
+@st.composite
+def _qr_inputs(draw):
+  """`Q R` (`m >= n`, square with `full_matrices`) with its columns shuffled:
+  `Q` has orthonormal columns, `R` is upper triangular with diagonal entries
+  `4^(n-1-j)` times [1, 2] and the others in [-1/4, 1/4], so the column norms
+  column pivoting compares stay at least twice apart."""
+  dtype = draw(st.sampled_from(AD_DTYPES))
+  kwargs = {"pivoting": draw(st.booleans()), "full_matrices": draw(st.booleans())}
+  n = draw(st.integers(1, 3))
+  m = n if kwargs["full_matrices"] else draw(st.integers(n, 4))
+  batch = draw(S.batch_shapes())
+  q = np.linalg.qr(draw(S.well_conditioned_matrices(dtype, batch, (m, n), "full_rank")))[0]
+  diag = 4.0 ** np.arange(n - 1, -1, -1) * draw(
+      S.arrays(np.float64, batch + (n,), elements=st.floats(1, 2)))
+  r = np.triu(draw(S.bounded_arrays(dtype, batch + (n, n), bound=0.25)), 1)
+  r = r + diag[..., None] * np.eye(n)
+  return ((q @ r)[..., draw(st.permutations(range(n)))].astype(dtype),), kwargs
+
+
+def _qr_invariants(x, pivoting, full_matrices):
+  """`|r|^2` and each column of `q` times the conjugate of `r`'s diagonal entry:
+  free of the phase of each column of `q` (row of `r`)."""
+  q, r, *_ = lax_linalg.qr(x, pivoting=pivoting, full_matrices=full_matrices)
+  return _abs2(r), q * jnp.conj(jnp.diagonal(r, axis1=-2, axis2=-1))[..., None, :]
+
+
+def _eigh_invariants(a):
+  """Eigenvalues and `|v|^2` (free of each eigenvector's phase)."""
+  v, w = lax_linalg.eigh(a)
+  return w, _abs2(v)
+
+
+def _svd_invariants(a, compute_uv, full_matrices):
+  """Singular values, `|u|^2`, `|vh|^2` and `u vh` (free of the phase shared
+  by each pair of singular vectors)."""
+  if not compute_uv:
+    return lax_linalg.svd(a, compute_uv=False, full_matrices=full_matrices)
+  u, s, vh = lax_linalg.svd(a, full_matrices=False)
+  return s, _abs2(u), _abs2(vh), u @ vh
+
+
+def _eigenvalue_power_sums(a):
+  w, = lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)
+  return _power_sums(w)
+
+
+_SVD_KWARGS = st.sampled_from([dict(compute_uv=True, full_matrices=False),
+                               dict(compute_uv=False, full_matrices=False),
+                               dict(compute_uv=False, full_matrices=True)])
+
+AD_CASES = [
+    ADCase("lax.linalg.cholesky", lambda a: lax_linalg.cholesky(a),
+           lambda: matrix_inputs("positive_definite", dtype_list=AD_DTYPES), ("cholesky",),
+           order=2),
+    ADCase("lax.linalg.triangular_solve", lax_linalg.triangular_solve,
+           lambda: triangular_solve_inputs(AD_DTYPES), ("triangular_solve",), order=2),
+    ADCase("lax.linalg.lu", lambda a: lax_linalg.lu(a)[0], _lu_inputs, ("lu",), order=2),
+    ADCase("lax.linalg.qr", _qr_invariants, _qr_inputs, ("qr",), order=2),
+    ADCase("lax.linalg.eigh", _eigh_invariants, lambda: _spectrum_inputs("hermitian"),
+           ("eigh",), order=2),
+    ADCase("lax.linalg.svd", _svd_invariants, lambda: _spectrum_inputs("full_rank", _SVD_KWARGS),
+           ("svd",), order=2),
+    ADCase("lax.linalg.eig (eigenvalues)", _eigenvalue_power_sums,
+           lambda: _spectrum_inputs("diagonalizable"), ("eig",)),
+    ADCase("lax.linalg.tridiagonal_solve", lax_linalg.tridiagonal_solve,
+           lambda: tridiagonal_inputs(AD_DTYPES), ("tridiagonal_solve",), order=2),
+    ADCase("jnp.linalg.solve", jnp.linalg.solve, lambda: solve_inputs(dtype_list=AD_DTYPES),
+           ("lu", "triangular_solve")),
+    ADCase("jnp.linalg.det", jnp.linalg.det, lambda: matrix_inputs(dtype_list=AD_DTYPES),
+           ("lu",)),
+    ADCase("jnp.linalg.slogdet", lambda a: tuple(jnp.linalg.slogdet(a)),
+           lambda: matrix_inputs(dtype_list=AD_DTYPES), ("lu",)),
 ]

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import refimpl.numpy as jnp
 from refimpl import dtypes, lax
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 ALL = S.ALL_DTYPES
@@ -47,13 +48,17 @@ def _operands(dtype, *shapes):
   return st.tuples(*[S.arrays(dtype, s) for s in shapes])
 
 
+def _bounded_operands(dtype, *shapes):
+  return st.tuples(*[S.bounded_arrays(dtype, s) for s in shapes])
+
+
 # --- dot_general ---------------------------------------------------------------------------------
 
 @st.composite
-def _dot_general_inputs(draw):
+def _dot_general_inputs(draw, dtype_list=ALL, operands=_operands):
   """Operands with batch, contracting and free dimensions in random order,
   and the dimension numbers that name them."""
-  dtype = draw(st.sampled_from(ALL))
+  dtype = draw(st.sampled_from(dtype_list))
   batch = draw(st.lists(SIZE, max_size=2))
   contract = draw(st.lists(SIZE, max_size=2))
   lhs_free, rhs_free = draw(st.lists(SIZE, max_size=2)), draw(st.lists(SIZE, max_size=2))
@@ -71,7 +76,7 @@ def _dot_general_inputs(draw):
       len(batch if kind == "b" else contract)))
   dnums = ((position(lhs_kinds, "c"), position(rhs_kinds, "c")),
            (position(lhs_kinds, "b"), position(rhs_kinds, "b")))
-  lhs, rhs = draw(_operands(dtype, tuple(lhs_shape), tuple(rhs_shape)))
+  lhs, rhs = draw(operands(dtype, tuple(lhs_shape), tuple(rhs_shape)))
   wider = {np.dtype(dtypes.float16): np.float32, np.dtype(dtypes.bfloat16): np.float32,
            np.dtype(np.int8): np.int32, np.dtype(np.int16): np.int32,
            np.dtype(np.uint8): np.uint32, np.dtype(np.uint16): np.uint32}
@@ -128,11 +133,12 @@ def _batch_matmul_inputs(draw):
 
 
 @st.composite
-def _matmul_inputs(draw, lhs_min_rank=1, rhs_min_rank=1, vector=None):
+def _matmul_inputs(draw, lhs_min_rank=1, rhs_min_rank=1, vector=None, dtype_list=ALL,
+                   operands=_operands):
   """(lhs, rhs) for np.matmul: batch dims broadcast (size 1 included); 1-D
   operands act as vectors. `vector` ("lhs" or "rhs") makes that one a
   (batch of) vector(s) for matvec/vecmat."""
-  dtype = draw(st.sampled_from(ALL))
+  dtype = draw(st.sampled_from(dtype_list))
   m, k, n = draw(SIZE), draw(SIZE), draw(SIZE)
   lhs_batch, rhs_batch = draw(S.broadcastable_shapes(2, max_dims=2, max_side=3))
   lhs_rank = draw(st.integers(lhs_min_rank, 2))
@@ -147,7 +153,7 @@ def _matmul_inputs(draw, lhs_min_rank=1, rhs_min_rank=1, vector=None):
     lhs_shape = (k,)
   if rhs_rank == 1 and vector != "rhs":
     rhs_shape = (k,)
-  return draw(_operands(dtype, lhs_shape, rhs_shape)), {}
+  return draw(operands(dtype, lhs_shape, rhs_shape)), {}
 
 
 @st.composite
@@ -281,3 +287,16 @@ LAX_CASES = [
 ]
 
 CASES = LAX_CASES + JNP_CASES
+
+
+# --- derivatives: dot_general is bilinear (both transposes checked in reverse mode) ---
+
+AD_DTYPES = [np.float64, np.complex128]
+
+AD_CASES = [
+    ADCase("lax.dot_general", lax.dot_general,
+           lambda: _dot_general_inputs(AD_DTYPES, _bounded_operands), ("dot_general",),
+           order=2),
+    ADCase("jnp.matmul", jnp.matmul, lambda: _matmul_inputs(
+        dtype_list=AD_DTYPES, operands=_bounded_operands), ("dot_general",)),
+]

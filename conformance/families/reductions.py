@@ -7,9 +7,11 @@ NumPy (here the maximum of absolute values, folded from 0).
 
 import numpy as np
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from refimpl import dtypes, lax
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 
@@ -87,4 +89,91 @@ CASES = [
          _cumulative_extremum_inputs, _np_accumulate(np.minimum), ("cummin",)),
     Case("lax.reduce_xor", lambda x, dimensions: lax.reduce_xor(x, dimensions),
          _axes_inputs(S.BOOL_DTYPES + S.INT_DTYPES), _np_reduce_xor, ("reduce_xor",)),
+]
+
+
+# --- derivative cases (float64) -----------------------------------------------------------------
+
+def _bounded(low, high):
+  return lambda shape: S.arrays(np.float64, shape,
+                                elements=S.bounded_elements(np.float64, low, high))
+
+
+def _distinct(shape):
+  """Values at least 0.1 apart, so that no finite-difference step moves a
+  maximum or minimum to another element. (Reductions of them are over
+  non-empty axes: an empty maximum is -inf, with a NaN tangent as in JAX.)"""
+  return hnp.arrays(np.int64, shape, elements=st.integers(-60, 60), unique=True).map(
+      lambda a: a / 10)
+
+
+def _ad_axes_inputs(arrays_of_shape, min_side=0):
+  """A float64 array (from `arrays_of_shape(shape)`) and `dimensions` to reduce."""
+  @st.composite
+  def inputs(draw):
+    shape = draw(S.shapes(min_side=min_side, max_side=3))
+    dimensions = draw(st.lists(st.integers(0, len(shape) - 1), unique=True,
+                               max_size=len(shape)).map(tuple)) if shape else ()
+    return (draw(arrays_of_shape(shape)),), {"dimensions": dimensions}
+  return inputs
+
+
+def _ad_cumulative_inputs(arrays_of_shape):
+  """A float64 array of rank >= 1 (from `arrays_of_shape(shape)`), `axis` and `reverse`."""
+  @st.composite
+  def inputs(draw):
+    shape = draw(S.shapes(min_dims=1, max_side=4))
+    kwargs = {"axis": draw(st.integers(0, len(shape) - 1)), "reverse": draw(st.booleans())}
+    return (draw(arrays_of_shape(shape)),), kwargs
+  return inputs
+
+
+def _reduce_with(computation, init):
+  """`lax.reduce` with `computation` given as a new function, so that it is
+  not recognized as a monoid and lowers to the generic `reduce`."""
+  return lambda x, dimensions: lax.reduce(x, np.float64(init), computation, dimensions)
+
+
+def _max_and_argmax(x, dimensions):
+  """The maximum, by a reduction of (value, index) pairs."""
+  index = lax.broadcasted_iota(np.int32, x.shape, x.ndim - 1) if x.ndim else np.int32(0)
+
+  def computation(a, b):
+    pick = lax.gt(b[0], a[0])
+    return lax.select(pick, b[0], a[0]), lax.select(pick, b[1], a[1])
+  return lax.reduce((x, index), (np.float64(-np.inf), np.int32(0)), computation,
+                    dimensions)[0]
+
+
+def _cumulative(fn):
+  return lambda x, axis, reverse: fn(x, axis, reverse)
+
+
+AD_CASES = [
+    ADCase("reduce_sum", lambda x, dimensions: lax.reduce_sum(x, dimensions),
+           _ad_axes_inputs(_bounded(-10.0, 10.0)), ("reduce_sum",)),
+    ADCase("reduce_prod", lambda x, dimensions: lax.reduce_prod(x, dimensions),
+           _ad_axes_inputs(_bounded(-2.0, 2.0)), ("reduce_prod",), order=2),
+    ADCase("reduce_max", lambda x, dimensions: lax.reduce_max(x, dimensions),
+           _ad_axes_inputs(_distinct, min_side=1), ("reduce_max",),
+           order=2),
+    ADCase("reduce_min", lambda x, dimensions: lax.reduce_min(x, dimensions),
+           _ad_axes_inputs(_distinct, min_side=1), ("reduce_min",),
+           order=2),
+    ADCase("reduce-add", _reduce_with(lambda a, b: lax.add(a, b), 0.0),
+           _ad_axes_inputs(_bounded(-10.0, 10.0)), ("reduce",)),
+    ADCase("reduce-mul", _reduce_with(lambda a, b: lax.mul(a, b), 1.0),
+           _ad_axes_inputs(_bounded(-2.0, 2.0)), ("reduce",), order=2),
+    ADCase("reduce-argmax", _max_and_argmax, _ad_axes_inputs(_distinct, min_side=1),
+           ("reduce",)),
+    ADCase("cumsum", _cumulative(lax.cumsum), _ad_cumulative_inputs(_bounded(-10.0, 10.0)),
+           ("cumsum",)),
+    ADCase("cumprod", _cumulative(lax.cumprod), _ad_cumulative_inputs(_bounded(-2.0, 2.0)),
+           ("cumprod",), order=2),
+    ADCase("cummax", _cumulative(lax.cummax), _ad_cumulative_inputs(_distinct),
+           ("cummax",), order=2),
+    ADCase("cummin", _cumulative(lax.cummin), _ad_cumulative_inputs(_distinct),
+           ("cummin",), order=2),
+    ADCase("cumlogsumexp", _cumulative(lax.cumlogsumexp),
+           _ad_cumulative_inputs(_bounded(-5.0, 5.0)), ("cumlogsumexp",), order=2),
 ]

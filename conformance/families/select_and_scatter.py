@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from refimpl import lax
 from refimpl.lax import elementwise, windows
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 
@@ -90,4 +91,36 @@ CASES = [
          _np_scatter_add, ("select_and_scatter",)),
     Case("select_and_gather_add", _gather_add, lambda: _operand_and_window(False),
          _np_gather_add, ("select_and_gather_add",)),
+]
+
+
+# --- derivatives: linear in the source (tangents); the operand only selects ----------
+# Operands without ties (`S.distinct_arrays`), where the selection is constant.
+
+@st.composite
+def _ad_inputs(draw, with_source, window_dilation=False):
+  """(source or tangents, operand) and the primitive's params, with ge or le
+  (and, for select_and_gather_add, dilations)."""
+  shape = draw(S.shapes(min_dims=1, max_dims=2, min_side=1))
+  window = draw(S.window_params(shape, max_pad=1, string_padding=False))
+  if not window_dilation:
+    window["window_dilation"] = (1,) * len(shape)
+  if with_source:
+    del window["base_dilation"], window["window_dilation"]
+  operand = draw(S.distinct_arrays(shape))
+  out_shape = windows.reduce_window_shape_tuple(shape, **window)
+  other = draw(S.bounded_arrays(np.float64, out_shape if with_source else shape))
+  select_prim = draw(st.sampled_from([elementwise.ge_p, elementwise.le_p]))
+  return (other, operand), dict(window, select_prim=select_prim)
+
+
+AD_CASES = [
+    ADCase("select_and_scatter_add", windows.select_and_scatter_add,
+           lambda: _ad_inputs(True), ("select_and_scatter_add",)),
+    ADCase("select_and_gather_add", windows.select_and_gather_add,
+           lambda: _ad_inputs(False), ("select_and_gather_add",)),
+    # JAX's transpose of select_and_gather_add has no window dilation.
+    ADCase("select_and_gather_add (window dilation)", windows.select_and_gather_add,
+           lambda: _ad_inputs(False, window_dilation=True), ("select_and_gather_add",),
+           modes=("fwd",)),
 ]

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import refimpl.numpy as jnp
 from refimpl import lax
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 ALL = S.ALL_DTYPES
@@ -139,18 +140,24 @@ def _collapse_kwargs(draw, shape):
 
 
 @st.composite
-def _pad_inputs(draw):
-  dtype = draw(st.sampled_from(ALL))
-  x = draw(S.arrays(dtype, S.shapes()))
+def _pad_config(draw, shape):
+  """(low, high, interior) per dimension; low and high negative too (cropping)."""
   config = []
-  for d in x.shape:
+  for d in shape:
     interior = draw(st.integers(0, 2))
     inner = d + max(d - 1, 0) * interior
     low = draw(st.integers(-min(3, inner), 3))
     high = draw(st.integers(-min(3, inner + low), 3)) if inner + low >= 0 else 0
     config.append((low, high, interior))
+  return tuple(config)
+
+
+@st.composite
+def _pad_inputs(draw):
+  dtype = draw(st.sampled_from(ALL))
+  x = draw(S.arrays(dtype, S.shapes()))
   value = draw(S.arrays(dtype, ()))
-  return (x, value), {"padding_config": tuple(config)}
+  return (x, value), {"padding_config": draw(_pad_config(x.shape))}
 
 
 @st.composite
@@ -495,3 +502,76 @@ JNP_CASES = [
 ]
 
 CASES = LAX_CASES + JNP_CASES
+
+
+# --- derivatives ---------------------------------------------------------------------------------
+# Every shape primitive is linear: "fwd" checks its JVP (the primitive applied
+# to the tangent) against finite differences, "rev" its transpose rule.
+
+AD_DTYPES = [np.float64, np.complex128]
+
+
+def _ad_operand(shape):
+  """A float64 or complex128 array of `shape` (a tuple or strategy) in [-1, 1]."""
+  return st.sampled_from(AD_DTYPES).flatmap(lambda dt: S.bounded_arrays(dt, shape))
+
+
+def _ad_with(kwargs_for, min_dims=0, max_dims=3):
+  """One operand (small shape) and kwargs fitted to its shape."""
+  @st.composite
+  def inputs(draw):
+    x = draw(_ad_operand(S.shapes(min_dims=min_dims, max_dims=max_dims, max_side=3)))
+    return (x,), draw(kwargs_for(x.shape))
+  return inputs
+
+
+@st.composite
+def _ad_pad_inputs(draw):
+  """Operand and padding value, both differentiated."""
+  dtype = draw(st.sampled_from(AD_DTYPES))
+  x = draw(S.bounded_arrays(dtype, S.shapes(max_side=3)))
+  value = draw(S.bounded_arrays(dtype, ()))
+  return (x, value), {"padding_config": draw(_pad_config(x.shape))}
+
+
+@st.composite
+def _ad_concatenate_inputs(draw):
+  dtype = draw(st.sampled_from(AD_DTYPES))
+  shape = list(draw(S.shapes(min_dims=1, max_side=3)))
+  axis = draw(st.integers(0, len(shape) - 1))
+  operands = []
+  for _ in range(draw(st.integers(1, 3))):
+    shape[axis] = draw(SIDES)
+    operands.append(draw(S.bounded_arrays(dtype, tuple(shape))))
+  return tuple(operands), {"dimension": axis}
+
+
+def _barrier(x, y):
+  """Both operands through one barrier, with an integer operand (zero tangent) between."""
+  return lax.optimization_barrier((x, np.arange(3, dtype=np.int32), y))[::2]
+
+
+AD_CASES = [
+    ADCase("broadcast_in_dim", lax.broadcast_in_dim, _ad_with(_broadcast_in_dim_kwargs),
+           ("broadcast_in_dim",)),
+    ADCase("reshape", lax.reshape, _ad_with(_reshape_kwargs), ("reshape",)),
+    ADCase("transpose", lax.transpose,
+           _ad_with(lambda shape: _kwargs(permutation=_permutation(len(shape)))),
+           ("transpose",)),
+    ADCase("squeeze", lax.squeeze,
+           _ad_with(lambda shape: _kwargs(dimensions=_size_one_axes(shape))), ("squeeze",)),
+    ADCase("rev", lax.rev, _ad_with(lambda shape: _kwargs(dimensions=st.lists(
+        st.integers(0, max(len(shape) - 1, 0)), unique=True, max_size=len(shape)))),
+           ("rev",)),
+    ADCase("pad", lax.pad, _ad_pad_inputs, ("pad",)),
+    ADCase("concatenate", lambda *xs, dimension: lax.concatenate(xs, dimension),
+           _ad_concatenate_inputs, ("concatenate",)),
+    ADCase("split", lax.split, _ad_with(_split_kwargs, min_dims=1), ("split",)),
+    ADCase("optimization_barrier", _barrier, lambda: st.tuples(
+        st.tuples(_ad_operand(S.shapes(max_side=3)), _ad_operand(S.shapes(max_side=3))),
+        st.just({})), ("optimization_barrier",)),
+    ADCase("jnp.pad", jnp.pad, _ad_with(lambda shape: _pad_jnp_kwargs(shape, "f")),
+           ("pad", "concatenate", "rev", "slice")),
+    ADCase("jnp.tile", jnp.tile, _ad_with(lambda shape: _kwargs(reps=st.lists(
+        st.integers(0, 2), max_size=3).map(tuple))), ("broadcast_in_dim", "reshape")),
+]

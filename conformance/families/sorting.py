@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import refimpl.numpy as jnp
 from refimpl import dtypes, lax
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 ORDERED = S.BOOL_DTYPES + S.INT_DTYPES + S.FLOAT_DTYPES
@@ -228,4 +229,53 @@ CASES = [
          lambda: _set_operation_inputs(INT_AND_F32)().flatmap(lambda inputs: st.tuples(
              st.just(inputs[0]), st.fixed_dictionaries({"invert": st.booleans()}))),
          np.isin, ("eq", "reduce_or")),
+]
+
+
+# --- derivatives: the sort/top-k permutation moves tangents with the values ---------
+# Inputs have no ties (`S.distinct_arrays`), where the results are smooth.
+
+@st.composite
+def _distinct_and_axis(draw, axis_name="dimension", min_side=1, k=False):
+  shape = draw(S.shapes(min_dims=1, min_side=min_side))
+  axis = draw(st.integers(-len(shape), len(shape) - 1))
+  kwargs = {axis_name: axis}
+  if k:
+    kwargs["k"] = draw(st.integers(1, shape[axis]))
+  return (draw(S.distinct_arrays(shape)),), kwargs
+
+
+@st.composite
+def _sort_operands_inputs(draw):
+  """Distinct float keys, float values, `num_keys` 1 or 2 (the values as
+  second key)."""
+  shape = draw(S.shapes(min_dims=1, min_side=1))
+  return ((draw(S.distinct_arrays(shape)), draw(S.bounded_arrays(np.float64, shape))),
+          {"num_keys": draw(st.integers(1, 2))})
+
+
+@st.composite
+def _integer_keys_inputs(draw):
+  """Float values sorted by integer keys (ties common: the stable order)."""
+  shape = draw(S.shapes(min_dims=1, min_side=1))
+  keys = draw(S.arrays(np.int32, shape, elements=st.integers(0, 2)))
+  return (draw(S.bounded_arrays(np.float64, shape)),), {"keys": keys}
+
+
+AD_CASES = [
+    ADCase("lax.sort", lambda x, dimension: lax.sort(x, dimension=dimension),
+           _distinct_and_axis, ("sort",)),
+    ADCase("lax.sort (two operands)",
+           lambda a, b, num_keys: lax.sort((a, b), num_keys=num_keys),
+           _sort_operands_inputs, ("sort",)),
+    ADCase("lax.sort_key_val (integer keys)", lambda v, keys: lax.sort_key_val(keys, v)[1],
+           _integer_keys_inputs, ("sort",)),
+    ADCase("lax.top_k", lambda x, axis, k: lax.top_k(x, k, axis=axis)[0],
+           lambda: _distinct_and_axis("axis", k=True), ("top_k",)),
+    ADCase("lax.approx_max_k",
+           lambda x, reduction_dimension, k: lax.approx_max_k(x, k, reduction_dimension)[0],
+           lambda: _distinct_and_axis("reduction_dimension", k=True), ("approx_top_k",)),
+    ADCase("lax.approx_min_k",
+           lambda x, reduction_dimension, k: lax.approx_min_k(x, k, reduction_dimension)[0],
+           lambda: _distinct_and_axis("reduction_dimension", k=True), ("approx_top_k",)),
 ]

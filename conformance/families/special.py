@@ -20,6 +20,7 @@ import refimpl.numpy as jnp
 from refimpl import lax
 from refimpl.scipy import special as jsp
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 FLOAT = S.FLOAT_DTYPES
@@ -218,4 +219,59 @@ CASES = [
                                                         kwargs=st.fixed_dictionaries(
                                                             {"d": st.integers(1, 3)})),
          primitives=("lgamma",)),
+]
+
+
+# --- derivative cases (float64, where each function is smooth) ---------------------------------
+
+def _ad_inputs(*bounds, kwargs=None):
+  """float64 operands broadcasting as lax does, operand i in `bounds[i]`."""
+  def rescale(inputs):
+    arrays, kw = inputs
+    return tuple(low + (high - low) * a for a, (low, high) in zip(arrays, bounds)), kw
+  return lambda: S.bounded_case_inputs([np.float64], len(bounds), 0.0, 1.0,
+                                       kwargs=kwargs).map(rescale)
+
+
+def _away_from_zero(low, high):
+  """One float64 operand with low <= |x| <= high, either sign (avoiding a kink at 0)."""
+  def spread(inputs):
+    (x,), kw = inputs
+    return (np.where(x < 0, x * (high - low) - low, x * (high - low) + low),), kw
+  return lambda: S.bounded_case_inputs([np.float64], 1, -1.0, 1.0).map(spread)
+
+
+def _fixed(**choices):
+  """Static keyword arguments, each drawn from a list of values."""
+  return st.fixed_dictionaries({k: st.sampled_from(v) for k, v in choices.items()})
+
+
+AD_CASES = [
+    ADCase("lgamma", lax.lgamma, _ad_inputs((0.5, 5.0)), ("lgamma",), order=2),
+    ADCase("digamma", lax.digamma, _ad_inputs((1.0, 5.0)), ("digamma",), order=2),
+    ADCase("polygamma", lambda x, m: lax.polygamma(np.float64(m), x),
+           _ad_inputs((1.0, 5.0), kwargs=_fixed(m=[1, 2, 3])), ("polygamma",), order=2),
+    ADCase("zeta", lambda q, x: lax.zeta(np.float64(x), q),
+           _ad_inputs((0.5, 5.0), kwargs=_fixed(x=[2.0, 3.5])), ("zeta",), order=2),
+    ADCase("igamma", lax.igamma, _ad_inputs((0.5, 5.0), (0.2, 5.0)),
+           ("igamma",)),
+    ADCase("igamma_x", lambda x, a: lax.igamma(np.float64(a), x),
+           _ad_inputs((0.2, 5.0), kwargs=_fixed(a=[0.7, 2.5])), ("igamma",), order=2),
+    ADCase("igammac", lax.igammac, _ad_inputs((0.5, 5.0), (0.2, 5.0)),
+           ("igammac",)),
+    ADCase("igammac_x", lambda x, a: lax.igammac(np.float64(a), x),
+           _ad_inputs((0.2, 5.0), kwargs=_fixed(a=[0.7, 2.5])), ("igammac",), order=2),
+    ADCase("igamma_grad_a", lambda x, a: lax.igamma_grad_a(np.float64(a), x),
+           _ad_inputs((0.2, 5.0), kwargs=_fixed(a=[0.7, 2.5])), ("igamma_grad_a",), order=2),
+    ADCase("random_gamma_grad", lambda x, a: lax.random_gamma_grad(np.float64(a), x),
+           _ad_inputs((0.2, 5.0), kwargs=_fixed(a=[0.7, 2.5])), ("random_gamma_grad",),
+           order=2),
+    ADCase("bessel_i0e", lax.bessel_i0e, _away_from_zero(0.2, 6.0), ("bessel_i0e",), order=2),
+    ADCase("bessel_i1e", lax.bessel_i1e, _away_from_zero(0.2, 6.0), ("bessel_i1e",), order=2),
+    ADCase("erf", lax.erf, _ad_inputs((-3.0, 3.0)), ("erf",), order=2),
+    ADCase("erfc", lax.erfc, _ad_inputs((-3.0, 3.0)), ("erfc",), order=2),
+    ADCase("erf_inv", lax.erf_inv, _ad_inputs((-0.9, 0.9)), ("erf_inv",), order=2),
+    ADCase("betainc", lambda x, a, b: lax.betainc(np.float64(a), np.float64(b), x),
+           _ad_inputs((0.05, 0.95), kwargs=_fixed(a=[0.8, 2.0], b=[1.5, 4.0])),
+           ("regularized_incomplete_beta",), order=2),
 ]

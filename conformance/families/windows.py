@@ -11,7 +11,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 from refimpl import dtypes, lax
+from refimpl.lax import windows
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 
@@ -113,4 +115,76 @@ CASES = [
     _case("max", ORDERED, S.arrays),
     _case("min", ORDERED, S.arrays),
     _case("prod", S.INT_DTYPES + S.FLOAT_DTYPES, S.arrays, max_dims=2, max_side=3),
+]
+
+
+# --- derivatives --------------------------------------------------------------------
+# max/min: operands without ties (`S.distinct_arrays`), every window holding an
+# element (an empty window's -inf has no derivative); JAX's VJP of max/min
+# has no window dilation.
+
+def _every_window_has_an_element(shape, params):
+  params = dict(params, padding=resolve_padding(
+      params["padding"], shape, params["window_dimensions"], params["window_strides"],
+      params["window_dilation"]))
+  is_element = windows._is_element(shape, **params)
+  return bool(is_element.any(axis=windows._window_axes(len(shape))).all())
+
+
+@st.composite
+def _window_ad_inputs(draw, arrays, max_dims=3, max_side=4, nonempty=False,
+                      window_dilation=True):
+  shape = draw(S.shapes(min_dims=1, max_dims=max_dims, min_side=1, max_side=max_side))
+  params = S.window_params(shape, max_dilation=2)
+  if not window_dilation:
+    params = params.map(lambda p: dict(p, window_dilation=(1,) * len(shape)))
+  if nonempty:
+    params = params.filter(lambda p: _every_window_has_an_element(shape, p))
+  return (draw(arrays(shape)),), draw(params)
+
+
+def _reduce_window_fn(kind):
+  computation, _ = _MONOIDS[kind]
+  return lambda x, **params: lax.reduce_window(x, _identity(kind, x.dtype), computation,
+                                               **params)
+
+
+def _pair_computation(acc, x):
+  """A generic two-operand reduction, not commutative: (s, p) <- (s * b + a, p * b)."""
+  return acc[0] * x[1] + x[0], acc[1] * x[1]
+
+
+def _reduce_window_pair(a, b, **params):
+  return lax.reduce_window((a, b), (np.float64(0), np.float64(1)), _pair_computation,
+                           **params)
+
+
+@st.composite
+def _pair_inputs(draw):
+  shape = draw(S.shapes(min_dims=1, max_dims=2, min_side=1, max_side=3))
+  arrays = [draw(S.bounded_arrays(np.float64, shape)) for _ in range(2)]
+  return tuple(arrays), draw(S.window_params(shape, max_window=2))
+
+
+_BOUNDED = lambda shape: S.bounded_arrays(np.float64, shape)
+
+AD_CASES = [
+    ADCase("lax.reduce_window (sum)", _reduce_window_fn("sum"),
+           lambda: _window_ad_inputs(_BOUNDED), ("reduce_window_sum",), order=2),
+    ADCase("lax.reduce_window (max)", _reduce_window_fn("max"),
+           lambda: _window_ad_inputs(S.distinct_arrays, nonempty=True, window_dilation=False),
+           ("reduce_window_max",), order=2),
+    ADCase("lax.reduce_window (min)", _reduce_window_fn("min"),
+           lambda: _window_ad_inputs(S.distinct_arrays, nonempty=True, window_dilation=False),
+           ("reduce_window_min",)),
+    ADCase("lax.reduce_window (max, window dilation)", _reduce_window_fn("max"),
+           lambda: _window_ad_inputs(S.distinct_arrays, nonempty=True),
+           ("reduce_window_max",), modes=("fwd",)),
+    # JAX has no reverse mode for the generic reduce_window (its JVP reduces
+    # primals and tangents together, so the primal output needs the tangents).
+    ADCase("lax.reduce_window (prod)", _reduce_window_fn("prod"),
+           lambda: _window_ad_inputs(_BOUNDED, max_dims=2, max_side=3), ("reduce_window",),
+           modes=("fwd",), order=2),
+    ADCase("lax.reduce_window (two operands)", _reduce_window_pair, _pair_inputs,
+           ("reduce_window",), modes=("fwd",)),
 ]

@@ -18,7 +18,7 @@ def eval_jaxpr(jaxpr, consts, *args):
   env = {}
 
   def read(atom):
-    return atom.val if isinstance(atom, Literal) else env[atom]
+    return literal_value(atom) if isinstance(atom, Literal) else env[atom]
 
   if len(args) != len(jaxpr.invars):
     raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
@@ -36,6 +36,15 @@ def eval_jaxpr(jaxpr, consts, *args):
       outs = [outs]
     env.update(zip(eqn.outvars, outs))
   return [read(v) for v in jaxpr.outvars]
+
+
+def literal_value(literal):
+  """The value of a literal, weakly typed if its type is (`2.0:f32[]` from
+  a Python scalar stays weak when the jaxpr is re-evaluated)."""
+  if not literal.aval.weak_type:
+    return literal.val
+  from refimpl.array import Array
+  return Array(literal.val, weak_type=True)
 
 
 def eval_closed_jaxpr(closed, *args):

@@ -18,10 +18,11 @@ import numpy as np
 
 from refimpl import core, dtypes
 from refimpl.core import Primitive, ShapedArray
+from refimpl.interpreters import ad
 from refimpl.lax import elementwise, shapes
-from refimpl.lax.linalg import _accumulation_dtype, _canonicalize_precision, dot_general
-from refimpl.lax.rules import ANY, as_dtype, check_dtype, check_same_dtypes
-from refimpl.lax.windows import _dilate_shape, _stride_dim, padtype_to_pads
+from refimpl.lax.linalg import canonicalize_precision, dot_general
+from refimpl.lax.rules import ANY, accumulation_dtype, as_dtype, check_dtype, check_same_dtypes
+from refimpl.lax.windows import dilate_shape, stride_dim, padtype_to_pads
 
 __all__ = ['ConvDimensionNumbers', 'ConvGeneralDilatedDimensionNumbers',
            'conv_general_dilated', 'conv_general_dilated_p', 'conv', 'conv_with_general_padding',
@@ -116,7 +117,7 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
   if any(d < 0 for d in padded):
     raise ValueError(f"Negative padding is larger than the size of the corresponding "
                      f"dimension: got padding={pads} for lhs_shape[2:]={lhs_shape[2:]}")
-  spatial = tuple(_stride_dim(d, int(k), s) for d, k, s in zip(padded, rhs_shape[2:], strides))
+  spatial = tuple(stride_dim(d, int(k), s) for d, k, s in zip(padded, rhs_shape[2:], strides))
   return (int(lhs_shape[0]) // batch_group_count, int(rhs_shape[0])) + spatial
 
 
@@ -231,7 +232,7 @@ def _conv_general_dilated_reference(lhs, rhs, *, window_strides, padding, lhs_di
   `precision` has no effect.
   """
   out_dtype = _conv_dtype(lhs, rhs, preferred_element_type)
-  wide = _accumulation_dtype(out_dtype)
+  wide = accumulation_dtype(out_dtype)
   lhs_spec, rhs_spec, out_spec = dimension_numbers
   x = np.transpose(lhs, lhs_spec).astype(wide)   # (N, C, spatial...)
   w = np.transpose(rhs, rhs_spec).astype(wide)   # (O, I, kernel spatial...)
@@ -244,8 +245,8 @@ def _conv_general_dilated_reference(lhs, rhs, *, window_strides, padding, lhs_di
   groups, batch_groups = feature_group_count, batch_group_count
   x = x.reshape((batch_groups, n // batch_groups, groups, c // groups) + x.shape[2:])
   w = w.reshape((batch_groups, groups, o // (groups * batch_groups), i) + w.shape[2:])
-  out_spatial = tuple(_stride_dim(d, k, s) for d, k, s in zip(
-      x.shape[4:], _dilate_shape(w.shape[4:], rhs_dilation), window_strides))
+  out_spatial = tuple(stride_dim(d, k, s) for d, k, s in zip(
+      x.shape[4:], dilate_shape(w.shape[4:], rhs_dilation), window_strides))
   out = np.zeros((n // batch_groups, batch_groups, groups, w.shape[2]) + out_spatial, wide)
   if all(out_spatial):
     for k in np.ndindex(*w.shape[4:]):
@@ -319,8 +320,8 @@ def _conv_general_dilated_shape_rule(lhs, rhs, *, window_strides, padding, lhs_d
   if not all(s > 0 for s in window_strides):
     raise ValueError(f"conv_general_dilated window_strides must be positive, got "
                      f"{window_strides}.")
-  lhs_trans = _dilate_shape(_permute(lhs.shape, lhs_spec), lhs_dilation)
-  rhs_trans = _dilate_shape(_permute(rhs.shape, rhs_spec), rhs_dilation)
+  lhs_trans = dilate_shape(_permute(lhs.shape, lhs_spec), lhs_dilation)
+  rhs_trans = dilate_shape(_permute(rhs.shape, rhs_spec), rhs_dilation)
   out = conv_shape_tuple(lhs_trans, rhs_trans, window_strides, padding, batch_group_count)
   return ShapedArray(_unpermute(out, out_spec), dtype, lhs.weak_type and rhs.weak_type)
 
@@ -353,7 +354,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
   if rhs_dilation is None:
     rhs_dilation = (1,) * (len(rhs_shape) - 2)
   if isinstance(padding, str):
-    kernel = _dilate_shape(_permute(rhs_shape, dnums.rhs_spec)[2:], rhs_dilation)
+    kernel = dilate_shape(_permute(rhs_shape, dnums.rhs_spec)[2:], rhs_dilation)
     padding = padtype_to_pads(_permute(lhs_shape, dnums.lhs_spec)[2:], kernel,
                               window_strides, padding)
   try:
@@ -368,7 +369,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
       lhs_dilation=_ints(lhs_dilation), rhs_dilation=_ints(rhs_dilation),
       dimension_numbers=dnums, feature_group_count=operator.index(feature_group_count),
       batch_group_count=operator.index(batch_group_count),
-      precision=_canonicalize_precision(precision),
+      precision=canonicalize_precision(precision),
       preferred_element_type=preferred_element_type)
 
 
@@ -410,7 +411,7 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
   if isinstance(padding, str) and padding in ("SAME", "VALID"):
     if rhs_dilation is None:
       rhs_dilation = (1,) * (ndim - 2)
-    kernel = _dilate_shape(_permute(rhs_shape, dnums.rhs_spec)[2:], rhs_dilation)
+    kernel = dilate_shape(_permute(rhs_shape, dnums.rhs_spec)[2:], rhs_dilation)
     padding = [_conv_transpose_padding(k, s, padding) for k, s in zip(kernel, strides)]
   if transpose_kernel:
     for axis in dnums.rhs_spec[2:]:
@@ -474,7 +475,7 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
   position (feature-major, as conv_general_dilated_patches orders them).
   Computed as JAX does: the patches, contracted with `rhs` by dot_general.
   """
-  canonical = _canonicalize_precision(precision)
+  canonical = canonicalize_precision(precision)
   patches = conv_general_dilated_patches(
       lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
       dimension_numbers, precision=None if canonical is None else canonical[0])
@@ -487,3 +488,130 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
   dnums = (((out_spec[1],), (rhs_spec[1],)), (lhs_batch, rhs_batch))
   out = dot_general(patches, rhs, dimension_numbers=dnums, precision=precision)
   return _moveaxis(out, (-2, -1), (out_spec[0], out_spec[1]))
+
+
+# --- differentiation rules ---
+# conv_general_dilated is bilinear. Each transpose is another convolution, as
+# for a matmul (ignoring spatial dims, with batch m, input feature j and output
+# feature k, the forward [m, j] [j, k] -> [m, k] transposes to
+# [m, k] [k, j] -> [m, j] for the lhs and [j, m] [m, k] -> [j, k] for the rhs):
+# the spatial dims are dilated/strided/padded so that every product of the
+# forward convolution appears once. Feature groups of the forward become
+# feature groups of the lhs transpose (the group moved into the kernel's
+# output features) and batch groups of the rhs transpose, and vice versa.
+
+def _conv_spec_transpose(spec):
+  return (spec[1], spec[0]) + tuple(spec[2:])
+
+
+def _reshape_axis_into(src, dst, x):
+  """Merges axis `src` of `x` into axis `dst` (numbered without `src`), as
+  its major part."""
+  shape = core.get_aval(x).shape
+  perm = [i for i in range(len(shape)) if i != src]
+  perm.insert(dst, src)
+  new_shape = [shape[i] for i in range(len(shape)) if i != src]
+  new_shape[dst] *= shape[src]
+  return shapes.reshape(x, new_shape, perm)
+
+
+def _reshape_axis_out_of(src, size1, x):
+  """Splits axis `src` of `x` into (size1, the rest)."""
+  shape = list(core.get_aval(x).shape)
+  size2, ragged = divmod(shape[src], size1)
+  assert not ragged
+  shape[src:src + 1] = [size1, size2]
+  return shapes.reshape(x, shape)
+
+
+def _conv_general_vjp_lhs_padding(in_shape, window_dimensions, window_strides, out_shape,
+                                  padding, lhs_dilation, rhs_dilation):
+  lhs_dilated = dilate_shape(in_shape, lhs_dilation)
+  rhs_dilated = dilate_shape(window_dimensions, rhs_dilation)
+  out_dilated = dilate_shape(out_shape, window_strides)
+  before = [r - lo - 1 for r, (lo, _) in zip(rhs_dilated, padding)]
+  after = [l + r - 1 - o - b for l, r, o, b in zip(lhs_dilated, rhs_dilated, out_dilated, before)]
+  return list(zip(before, after))
+
+
+def _conv_general_vjp_rhs_padding(in_shape, window_dimensions, window_strides, out_shape,
+                                  padding, lhs_dilation, rhs_dilation):
+  lhs_dilated = dilate_shape(in_shape, lhs_dilation)
+  rhs_dilated = dilate_shape(window_dimensions, rhs_dilation)
+  out_dilated = dilate_shape(out_shape, window_strides)
+  lows = [lo for lo, _ in padding]
+  highs = [o - l + r - lo - 1 for o, l, r, lo in zip(out_dilated, lhs_dilated, rhs_dilated, lows)]
+  return list(zip(lows, highs))
+
+
+def _conv_general_dilated_transpose_lhs(
+    g, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+    feature_group_count, batch_group_count, precision, preferred_element_type):
+  assert batch_group_count == 1 or feature_group_count == 1
+  lhs_aval, rhs_shape = lhs.aval, core.get_aval(rhs).shape
+  lhs_spec, rhs_spec, out_spec = dimension_numbers
+  if feature_group_count > 1 or batch_group_count > 1:
+    # move the group axis from the kernel's output into its input features
+    groups = max(feature_group_count, batch_group_count)
+    rhs = _reshape_axis_out_of(rhs_spec[0], groups, rhs)
+    rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[1], rhs)
+    feature_group_count = groups
+  trans_dimension_numbers = ConvDimensionNumbers(out_spec, _conv_spec_transpose(rhs_spec),
+                                                 lhs_spec)
+  padding = _conv_general_vjp_lhs_padding(
+      _permute(lhs_aval.shape, lhs_spec[2:]), _permute(rhs_shape, rhs_spec[2:]),
+      window_strides, _permute(core.get_aval(g).shape, out_spec[2:]), padding, lhs_dilation,
+      rhs_dilation)
+  revd_weights = shapes.rev(rhs, rhs_spec[2:])
+  if dtypes.dtype(g) != dtypes.dtype(revd_weights):
+    revd_weights = elementwise.convert_element_type(revd_weights, dtypes.dtype(g))
+  out = conv_general_dilated(
+      g, revd_weights, window_strides=lhs_dilation, padding=padding,
+      lhs_dilation=window_strides, rhs_dilation=rhs_dilation,
+      dimension_numbers=trans_dimension_numbers, feature_group_count=feature_group_count,
+      batch_group_count=1, precision=precision, preferred_element_type=preferred_element_type)
+  if dtypes.dtype(out) != lhs_aval.dtype:
+    out = elementwise.convert_element_type(out, lhs_aval.dtype)
+  if batch_group_count > 1:
+    out = _reshape_axis_out_of(lhs_spec[1], batch_group_count, out)
+    out = _reshape_axis_into(lhs_spec[1], lhs_spec[0], out)
+  return out
+
+
+def _conv_general_dilated_transpose_rhs(
+    g, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+    feature_group_count, batch_group_count, precision, preferred_element_type):
+  assert batch_group_count == 1 or feature_group_count == 1
+  g_shape, rhs_aval = core.get_aval(g).shape, rhs.aval
+  if math.prod(g_shape) == 0:  # avoids a degenerate convolution with an empty kernel
+    return ad.Zero(rhs_aval)
+  lhs_spec, rhs_spec, out_spec = dimension_numbers
+  # feature groups become batch groups, and vice versa
+  feature_group_count, batch_group_count = batch_group_count, feature_group_count
+  trans_dimension_numbers = ConvDimensionNumbers(*map(_conv_spec_transpose,
+                                                      (lhs_spec, out_spec, rhs_spec)))
+  padding = _conv_general_vjp_rhs_padding(
+      _permute(core.get_aval(lhs).shape, lhs_spec[2:]), _permute(rhs_aval.shape, rhs_spec[2:]),
+      window_strides, _permute(g_shape, out_spec[2:]), padding, lhs_dilation, rhs_dilation)
+  if dtypes.dtype(g) != dtypes.dtype(lhs):
+    lhs = elementwise.convert_element_type(lhs, dtypes.dtype(g))
+  out = conv_general_dilated(
+      lhs, g, window_strides=rhs_dilation, padding=padding, lhs_dilation=lhs_dilation,
+      rhs_dilation=window_strides, dimension_numbers=trans_dimension_numbers,
+      feature_group_count=feature_group_count, batch_group_count=batch_group_count,
+      precision=precision, preferred_element_type=preferred_element_type)
+  if dtypes.dtype(out) != rhs_aval.dtype:
+    out = elementwise.convert_element_type(out, rhs_aval.dtype)
+  return out
+
+
+def _conv_general_dilated_transpose(ct, lhs, rhs, **params):
+  if ad.is_undefined_primal(lhs):
+    return [_conv_general_dilated_transpose_lhs(ct, lhs, rhs, **params), None]
+  return [None, _conv_general_dilated_transpose_rhs(ct, lhs, rhs, **params)]
+
+
+ad.defjvp(conv_general_dilated_p,
+          lambda g, lhs, rhs, **params: conv_general_dilated_p.bind(g, rhs, **params),
+          lambda g, lhs, rhs, **params: conv_general_dilated_p.bind(lhs, g, **params))
+ad.deftranspose(conv_general_dilated_p, _conv_general_dilated_transpose)

@@ -12,6 +12,8 @@ Rules shared by every n-ary primitive here (see `refimpl/lax/rules.py`):
   this is the correctly rounded (IEEE) result. Subnormal numbers are kept,
   as IEEE says; XLA on CPU may flush them to zero.
 * Integers: arithmetic wraps around modulo 2**bits on overflow.
+
+The differentiation rules (JAX's) are gathered at the end of the module.
 """
 
 import enum
@@ -21,11 +23,13 @@ import warnings
 import numpy as np
 
 from refimpl import dtypes
-from refimpl.core import ConcreteArray, Primitive, ShapedArray, Tracer, eval_context
+from refimpl.core import (ConcreteArray, Primitive, ShapedArray, Tracer, eval_context,
+                          get_aval)
+from refimpl.interpreters import ad
 from refimpl.lax.rules import (ANY, COMPLEX, COMPLEX_PARTS, FLOAT, INEXACT,
                                INT_OR_BOOL, INTEGER, NUMBER, ORDERED, SIGNED,
-                               as_dtype, check_dtype, check_same_dtypes,
-                               naryop_aval)
+                               as_dtype, broadcasting_shape, check_dtype,
+                               check_same_dtypes, naryop_aval)
 
 __all__ = [
     'RoundingMethod', 'AccuracyMode', 'Tolerance',
@@ -147,18 +151,6 @@ def unop(name, category, reference, out_dtype=None):
 
 def binop(name, category, reference, out_dtype=None):
   return naryop(name, category, reference, out_dtype, nargs=2)
-
-
-def _real_dtype(dtype):
-  """complex64 -> float32, complex128 -> float64; real dtypes unchanged."""
-  return {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(
-      np.dtype(dtype), np.dtype(dtype))
-
-
-def _complex_dtype(dtype):
-  """float32 -> complex64, float64 -> complex128; complex dtypes unchanged."""
-  return {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128}.get(
-      np.dtype(dtype), np.dtype(dtype))
 
 
 def _bits(dtype):
@@ -309,7 +301,7 @@ def _nextafter(x, y):
 
 neg_p = unop("neg", NUMBER, _neg)
 sign_p = unop("sign", NUMBER, _sign)
-abs_p = unop("abs", SIGNED + FLOAT + COMPLEX, _abs, _real_dtype)
+abs_p = unop("abs", SIGNED + FLOAT + COMPLEX, _abs, dtypes.to_real_dtype)
 floor_p = unop("floor", FLOAT, _floor)
 ceil_p = unop("ceil", FLOAT, _ceil)
 round_p = unop("round", FLOAT, _round)
@@ -913,10 +905,10 @@ def _copy(x):
   return np.array(x, copy=True)
 
 
-complex_p = binop("complex", COMPLEX_PARTS, _complex, _complex_dtype)
-real_p = unop("real", COMPLEX, _real, _real_dtype)
-imag_p = unop("imag", COMPLEX, _imag, _real_dtype)
-conj_p = unop("conj", COMPLEX_PARTS + COMPLEX, _conj, _complex_dtype)
+complex_p = binop("complex", COMPLEX_PARTS, _complex, dtypes.to_complex_dtype)
+real_p = unop("real", COMPLEX, _real, dtypes.to_real_dtype)
+imag_p = unop("imag", COMPLEX, _imag, dtypes.to_real_dtype)
+conj_p = unop("conj", COMPLEX_PARTS + COMPLEX, _conj, dtypes.to_complex_dtype)
 copy_p = unop("copy", ANY, _copy)
 
 
@@ -1216,3 +1208,296 @@ def imag(x):
 def conj(x):
   return conj_p.bind(x, input_dtype=dtypes.dtype(x))
 
+
+
+# --- differentiation rules ---------------------------------------------------------------------
+# The same math, and the same primitives, as JAX's rules. Tangents of
+# broadcast operands are broadcast up (`_maybe_broadcast`); cotangents are
+# summed back down to the operand's shape (`_unbroadcast`).
+
+def _const(x, value):
+  """`value` as a NumPy scalar of x's dtype (a literal in a jaxpr)."""
+  return np.array(value, get_aval(x).dtype)
+
+
+def _full_like(x, value):
+  from refimpl.lax.shapes import full_like
+  return full_like(x, value)
+
+
+def _replace_zero(x):
+  """x, with its zeros replaced by ones (to keep a formula finite where unused)."""
+  return select(eq(x, _const(x, 0)), _full_like(x, 1), x)
+
+
+def _maybe_broadcast(shape, x):
+  """x broadcast to `shape` (x is rank 0, or of equal rank with size-1 dims)."""
+  from refimpl.lax.shapes import broadcast_in_dim, reshape
+  x_shape = get_aval(x).shape
+  if x_shape == tuple(shape):
+    return x
+  if not x_shape:
+    return broadcast_in_dim(x, shape, ())
+  kept = [i for i, (a, b) in enumerate(zip(x_shape, shape)) if a == b]
+  return broadcast_in_dim(reshape(x, [x_shape[i] for i in kept]), shape, kept)
+
+
+def _broadcast_shape(*operands):
+  return broadcasting_shape("broadcast", *map(get_aval, operands))
+
+
+def _unbroadcast(aval, x):
+  """The cotangent `x` of a broadcast result, summed to the operand's `aval.shape`."""
+  from refimpl.lax.reductions import reduce_sum
+  from refimpl.lax.shapes import reshape
+  x_shape = get_aval(x).shape
+  if x_shape == aval.shape:
+    return x
+  if not aval.shape:
+    return reduce_sum(x, tuple(range(len(x_shape))))
+  dims = tuple(i for i, (a, b) in enumerate(zip(x_shape, aval.shape)) if a != b)
+  return reshape(reduce_sum(x, dims), aval.shape)
+
+
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, and_p, or_p, xor_p,
+           shift_left_p, shift_right_arithmetic_p, shift_right_logical_p,
+           population_count_p, clz_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
+           bitcast_convert_type_p):
+  ad.defjvp_zero(_p)
+
+ad.deflinear(neg_p, lambda ct: [neg(ct)])
+ad.deflinear(copy_p, lambda ct: [copy_p.bind(ct)])
+ad.deflinear(reduce_precision_p, lambda ct, **params: [reduce_precision_p.bind(ct, **params)])
+
+
+def _abs_jvp(g, ans, x):
+  dtype = get_aval(x).dtype
+  if dtypes.is_complex(dtype):   # Re(g conj(x) / |x|), and 0 at x == 0
+    return real(mul(g, div(conj(x), _replace_zero(convert_element_type(ans, dtype)))))
+  return select(ge(x, _const(x, 0)), g, neg(g))   # so grad(abs)(0.) is 1
+
+
+ad.defjvp2(abs_p, _abs_jvp)
+
+# Exponentials and logarithms. `accuracy=HIGHEST` picks JAX's more accurate
+# formulas for expm1, tanh and logistic.
+ad.defjvp2(exp_p, lambda g, ans, x, accuracy: mul(g, ans))
+ad.defjvp2(exp2_p, lambda g, ans, x, accuracy: mul(log(_const(x, 2)), mul(g, ans)))
+ad.defjvp2(expm1_p, lambda g, ans, x, accuracy: (
+    mul(g, exp(x, accuracy=accuracy)) if accuracy is AccuracyMode.HIGHEST
+    else mul(g, add(ans, _const(ans, 1)))))
+ad.defjvp(log_p, lambda g, x, accuracy: div(g, x))
+ad.defjvp(log1p_p, lambda g, x, accuracy: div(g, add(x, _const(x, 1))))
+ad.defjvp2(logistic_p, lambda g, ans, x, accuracy: (
+    mul(g, mul(ans, logistic(neg(x)))) if accuracy is AccuracyMode.HIGHEST
+    else mul(g, mul(ans, sub(_const(ans, 1), ans)))))
+ad.defjvp2(tanh_p, lambda g, ans, x, accuracy: (
+    # 1 - tanh(x)**2 == 4 logistic(2x) logistic(-2x)
+    mul(g, mul(_const(x, 4), mul(logistic(mul(_const(x, 2), x), accuracy=accuracy),
+                                 logistic(mul(_const(x, -2), x), accuracy=accuracy))))
+    if accuracy is AccuracyMode.HIGHEST
+    else mul(add(g, mul(g, ans)), sub(_const(x, 1), ans))))
+
+# Powers and roots.
+ad.defjvp2(sqrt_p, lambda g, ans, x, accuracy: mul(g, div(_const(x, 0.5), ans)))
+ad.defjvp2(rsqrt_p, lambda g, ans, x, accuracy: mul(g, mul(_const(x, -0.5), div(ans, x))))
+ad.defjvp2(cbrt_p, lambda g, ans, x, accuracy: mul(
+    g, mul(_const(x, 1 / 3), integer_pow(ans, -2))))
+ad.defjvp2(square_p, lambda g, ans, x: mul(g, mul(_const(x, 2), x)))
+ad.defjvp(integer_pow_p, lambda g, x, *, y: (
+    _full_like(g, 0) if y == 0 else mul(g, mul(_const(x, y), integer_pow(x, y - 1)))))
+
+
+def _pow_jvp_lhs(g, ans, x, y):
+  # y x**(y-1); for an integer exponent, 0 where y == 0 (even at x == 0).
+  if dtypes.is_integer(get_aval(y).dtype):
+    shape = get_aval(ans).shape
+    x = _maybe_broadcast(shape, x)
+    y = _maybe_broadcast(shape, convert_element_type(y, get_aval(x).dtype))
+    jac = select(eq(y, _const(y, 0)), _full_like(y, 0),
+                 mul(_replace_zero(y), pow(x, sub(y, _full_like(y, 1)))))
+  else:
+    jac = mul(y, pow(x, sub(y, _full_like(y, 1))))
+  return mul(g, jac)
+
+
+def _pow_jvp_rhs(g, ans, x, y):
+  # log(x) x**y, taking log(0) as 0 (so the derivative at x == 0 is 0).
+  return convert_element_type(mul(g, mul(log(_replace_zero(x)), ans)), get_aval(y).dtype)
+
+
+ad.defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
+
+# Trigonometric and hyperbolic functions.
+ad.defjvp(sin_p, lambda g, x, accuracy: mul(g, cos(x, accuracy=accuracy)))
+ad.defjvp(cos_p, lambda g, x, accuracy: neg(mul(g, sin(x, accuracy=accuracy))))
+ad.defjvp2(tan_p, lambda g, ans, x, accuracy: mul(g, add(_const(x, 1), square(ans))))
+ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x)))))
+ad.defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(_const(x, 1), square(x))))))
+ad.defjvp(atan_p, lambda g, x: div(g, add(_const(x, 1), square(x))))
+ad.defjvp(atan2_p,   # atan2(x, y) is the angle of (y, x)
+          lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
+          lambda g, x, y: mul(g, div(neg(x), add(square(x), square(y)))))
+ad.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+ad.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), _const(x, 1)))))
+ad.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(square(x), _const(x, 1)))))
+ad.defjvp(atanh_p, lambda g, x: mul(reciprocal(add(_const(x, 1), x)),
+                                    div(g, sub(_const(x, 1), x))))
+
+
+# Arithmetic.
+
+def _add_jvp(primals, tangents):
+  x, y = primals
+  xdot, ydot = tangents
+  out = add(x, y)
+  shape = get_aval(out).shape
+  if isinstance(xdot, ad.Zero):
+    return out, _maybe_broadcast(shape, ydot)
+  if isinstance(ydot, ad.Zero):
+    return out, _maybe_broadcast(shape, xdot)
+  return out, add(xdot, ydot)
+
+
+def _sub_jvp(primals, tangents):
+  x, y = primals
+  xdot, ydot = tangents
+  out = sub(x, y)
+  shape = get_aval(out).shape
+  if isinstance(xdot, ad.Zero):
+    return out, _maybe_broadcast(shape, neg(ydot))
+  if isinstance(ydot, ad.Zero):
+    return out, _maybe_broadcast(shape, xdot)
+  return out, sub(xdot, ydot)
+
+
+def _add_sub_transpose(sign):
+  def transpose(ct, x, y):
+    ct_y = ct if sign > 0 else neg(ct)
+    return [_unbroadcast(x.aval, ct) if ad.is_undefined_primal(x) else None,
+            _unbroadcast(y.aval, ct_y) if ad.is_undefined_primal(y) else None]
+  return transpose
+
+
+ad.primitive_jvps[add_p] = _add_jvp
+ad.deftranspose(add_p, _add_sub_transpose(1))
+ad.primitive_jvps[sub_p] = _sub_jvp
+ad.deftranspose(sub_p, _add_sub_transpose(-1))
+
+ad.defjvp(mul_p,
+          lambda xdot, x, y, out_dtype: mul(xdot, y, out_dtype=out_dtype),
+          lambda ydot, x, y, out_dtype: mul(x, ydot, out_dtype=out_dtype))
+
+
+def _mul_transpose(ct, x, y, *, out_dtype):
+  # mul is linear in whichever operand is undefined (the other is a residual).
+  if ad.is_undefined_primal(x):
+    ct_x = mul(ct, y, out_dtype=None if out_dtype is None else x.aval.dtype)
+    return [_unbroadcast(x.aval, ct_x), None]
+  ct_y = mul(x, ct, out_dtype=None if out_dtype is None else y.aval.dtype)
+  return [None, _unbroadcast(y.aval, ct_y)]
+
+
+ad.deftranspose(mul_p, _mul_transpose)
+
+ad.defjvp(div_p,
+          lambda g, x, y: div(g, y),
+          lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2)))
+ad.deftranspose(div_p, lambda ct, x, y: [_unbroadcast(x.aval, div(ct, y)), None])
+
+ad.defjvp(rem_p,   # rem(x, y) == x - y trunc(x / y)
+          lambda g, x, y: _maybe_broadcast(_broadcast_shape(x, y), g),
+          lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
+
+
+def _balanced_eq(x, z, y):
+  """1 where x == z, but 1/2 where y == z too: max and min split ties evenly."""
+  return div(select(eq(x, z), _full_like(z, 1), _full_like(z, 0)),
+             select(eq(y, z), _full_like(z, 2), _full_like(z, 1)))
+
+
+for _p in (max_p, min_p):
+  ad.defjvp2(_p,
+             lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+             lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+
+# JAX has no rule for nextafter; almost everywhere it is x plus a constant
+# (one ulp), so its derivative is 1 in x and 0 in y.
+ad.defjvp(nextafter_p, lambda g, x, y: _maybe_broadcast(_broadcast_shape(x, y), g), None)
+
+
+def _clamp_tangent(g, x):
+  return _maybe_broadcast(get_aval(x).shape, g)   # a scalar bound's tangent
+
+
+ad.defjvp(clamp_p,
+          lambda g, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)),
+                                      _clamp_tangent(g, x), _full_like(x, 0)),
+          lambda g, lo, x, hi: select(bitwise_and(gt(x, lo), lt(x, hi)), g, _full_like(x, 0)),
+          lambda g, lo, x, hi: select(lt(hi, x), _clamp_tangent(g, x), _full_like(x, 0)))
+
+
+def _select_n_jvp(primals, tangents):
+  which, *cases = primals
+  case_tangents = tangents[1:]
+  out = select_n(which, *cases)
+  if all(isinstance(t, ad.Zero) for t in case_tangents):
+    return out, ad.Zero(ad.tangent_aval(get_aval(out)))
+  return out, select_n(which, *map(ad.instantiate_zeros, case_tangents))
+
+
+def _select_n_transpose(ct, which, *cases):
+  # Case i receives the cotangent where it was picked, zeros elsewhere.
+  zeros = _full_like(ct, 0)
+  boolean = get_aval(which).dtype == dtypes.bool_
+  cts = [None]
+  for i, case in enumerate(cases):
+    if not ad.is_undefined_primal(case):
+      cts.append(None)
+    elif boolean:
+      cts.append(select_n(which, ct, zeros) if i == 0 else select_n(which, zeros, ct))
+    else:
+      cts.append(select(eq(which, _const(which, i)), ct, zeros))
+  return cts
+
+
+ad.primitive_jvps[select_n_p] = _select_n_jvp
+ad.deftranspose(select_n_p, _select_n_transpose)
+
+
+# Casts: differentiable between inexact dtypes only (float0 tangents otherwise).
+
+def _convert_element_type_jvp(t, ans, operand, *, new_dtype, weak_type):
+  if not dtypes.is_inexact(new_dtype):
+    return ad.Zero(ad.tangent_aval(get_aval(ans)))
+  return convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type):
+  aval = operand.aval
+  if not dtypes.is_inexact(aval.dtype):
+    return [ad.Zero(ad.tangent_aval(aval))]
+  return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type)]
+
+
+ad.defjvp2(convert_element_type_p, _convert_element_type_jvp)
+ad.deftranspose(convert_element_type_p, _convert_element_type_transpose)
+
+
+# Complex parts. JAX transposes complex-linear maps without conjugating
+# (mul(x, c) transposes to mul(ct, c)), so real's transpose is complex(ct, 0),
+# imag's complex(0, -ct) (ct times -1j), complex's (Re ct, -Im ct).
+
+ad.deflinear2(real_p, lambda ct, x: [complex(ct, _const(ct, 0))])
+ad.deflinear2(imag_p, lambda ct, x: [complex(_const(ct, 0), neg(ct))])
+
+
+def _complex_transpose(ct, x, y):
+  return [_unbroadcast(x.aval, real(ct)) if ad.is_undefined_primal(x) else None,
+          _unbroadcast(y.aval, imag(neg(ct))) if ad.is_undefined_primal(y) else None]
+
+
+ad.deflinear2(complex_p, _complex_transpose)
+ad.deflinear(conj_p, lambda ct, *, input_dtype: [
+    conj(ct) if dtypes.is_complex(input_dtype) else real(ct)])

@@ -7,8 +7,11 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import Primitive, get_aval
-from refimpl.lax.elementwise import convert_element_type
+from refimpl.interpreters import ad
+from refimpl.lax.elementwise import conj, convert_element_type, div, mul
+from refimpl.lax.indexing import dynamic_update_slice
 from refimpl.lax.rules import as_dtype
+from refimpl.lax.shapes import expand_dims, full_like
 
 __all__ = ['FftType', 'fft', 'fft_p']
 
@@ -25,14 +28,6 @@ class FftType(enum.IntEnum):
 
 
 fft_p = Primitive("fft")
-
-
-def _complex_dtype(dtype):
-  return np.dtype(np.complex128 if np.dtype(dtype) == np.float64 else np.complex64)
-
-
-def _real_dtype(dtype):
-  return np.dtype(np.float64 if np.dtype(dtype) == np.complex128 else np.float32)
 
 
 @fft_p.def_impl
@@ -93,7 +88,7 @@ def _fft_shape_rule(x, *, fft_type, fft_lengths):
       raise ValueError(f"RFFT input shape {x.shape} minor dimensions must be equal to "
                        f"fft_lengths {fft_lengths}")
     shape = x.shape[:x.ndim - len(fft_lengths)] + fft_lengths[:-1] + (fft_lengths[-1] // 2 + 1,)
-    return x.update(shape=shape, dtype=_complex_dtype(x.dtype))
+    return x.update(shape=shape, dtype=dtypes.to_complex_dtype(x.dtype))
   if not dtypes.is_complex(x.dtype):
     raise ValueError(f"{fft_type.name} input must be complex64 or complex128, got {x.dtype}")
   if fft_type == FftType.IRFFT:
@@ -101,7 +96,7 @@ def _fft_shape_rule(x, *, fft_type, fft_lengths):
       raise ValueError(f"IRFFT input shape {x.shape} minor dimensions must be equal to "
                        f"all except the last fft_length, got fft_lengths={fft_lengths}")
     shape = x.shape[:x.ndim - len(fft_lengths)] + fft_lengths
-    return x.update(shape=shape, dtype=_real_dtype(x.dtype))
+    return x.update(shape=shape, dtype=dtypes.to_real_dtype(x.dtype))
   if minor != fft_lengths:
     raise ValueError(f"FFT input shape {x.shape} minor dimensions must be equal to "
                      f"fft_lengths {fft_lengths}")
@@ -140,3 +135,45 @@ def fft(x, fft_type, fft_lengths):
   if not fft_lengths:
     return x
   return fft_p.bind(x, fft_type=fft_type, fft_lengths=fft_lengths)
+
+
+# --- differentiation rules ---
+# fft is linear. The DFT matrix is symmetric, so FFT and IFFT are their own
+# transposes. RFFT and IRFFT keep only half of a Hermitian spectrum, so their
+# transposes weigh the entries standing for two frequencies (all but the zero
+# one and, for even n, the n/2 one) by a mask, as JAX's rules do.
+
+def _hermitian_mask(like, size, n, dtype=None):
+  """`[1, 2, ..., 2, 1]` (a last 2, not 1, for odd `n`): the multiplicity of
+  each of the `size` stored frequencies of a real signal of length `n`."""
+  one = full_like(like, 1.0, shape=(1,), dtype=dtype)
+  mask = dynamic_update_slice(full_like(like, 2.0, shape=(size,), dtype=dtype), one, (0,))
+  if n % 2 == 0:
+    mask = dynamic_update_slice(mask, one, (size - 1,))
+  return expand_dims(mask, tuple(range(get_aval(like).ndim - 1)))
+
+
+def _rfft_transpose(ct, fft_lengths):
+  size = get_aval(ct).shape[-1]
+  mask = _hermitian_mask(ct, size, fft_lengths[-1])
+  out = fft(div(conj(ct), mask), FftType.IRFFT, fft_lengths)
+  return mul(np.array(np.prod(fft_lengths), dtypes.dtype(out)), out)
+
+
+def _irfft_transpose(ct, fft_lengths):
+  x = fft(ct, FftType.RFFT, fft_lengths)
+  dtype = dtypes.dtype(x)
+  mask = _hermitian_mask(ct, get_aval(x).shape[-1], fft_lengths[-1], dtype)
+  scale = np.array(1 / np.prod(fft_lengths), dtype)
+  return conj(mul(mul(scale, mask), x))  # conjugated: JAX's convention for complex values
+
+
+def _fft_transpose(ct, operand, *, fft_type, fft_lengths):
+  if fft_type == FftType.RFFT:
+    return [_rfft_transpose(ct, fft_lengths)]
+  if fft_type == FftType.IRFFT:
+    return [_irfft_transpose(ct, fft_lengths)]
+  return [fft(ct, fft_type, fft_lengths)]
+
+
+ad.deflinear2(fft_p, _fft_transpose)

@@ -12,15 +12,24 @@ in its reference rule:
 
 Index operands may have any integer dtype; out-of-range arithmetic is done on
 Python integers, so large indices never wrap around.
+
+Derivatives (as JAX's rules): indices have none. slice, dynamic_slice and
+gather are linear, transposed by pad, dynamic_update_slice and scatter-add;
+dynamic_update_slice, scatter-add/-sub and (with unique indices) scatter are
+linear in operand and updates together; the transposes keep the `mode`.
+The rules of scatter, scatter-mul and scatter-min/-max are at the end.
 """
 
 import enum
+import functools
+import math
 from typing import NamedTuple
 
 import numpy as np
 
 from refimpl import core, dtypes
 from refimpl.core import Primitive, ShapedArray
+from refimpl.interpreters import ad
 from refimpl.lax import elementwise, shapes
 from refimpl.lax.rules import ANY, NUMBER, check_dtype, check_same_dtypes
 
@@ -101,6 +110,19 @@ def slice(operand, start_indices, limit_indices, strides=None):
   return slice_p.bind(operand, start_indices=core.canonicalize_shape(start_indices),
                       limit_indices=core.canonicalize_shape(limit_indices),
                       strides=None if strides is None else core.canonicalize_shape(strides))
+
+
+def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
+  # ct goes back where it was read: zeros before, after, and between strided elements.
+  shape = operand.aval.shape
+  strides = strides or (1,) * len(shape)
+  ends = [s + (n - 1) * st + 1 if n else s  # one past the last element read
+          for s, n, st in zip(start_indices, _shape(ct), strides)]
+  config = [(s, d - e, st - 1) for s, d, e, st in zip(start_indices, shape, ends, strides)]
+  return [shapes.pad(ct, np.zeros((), core.get_aval(ct).dtype), config)]
+
+
+ad.deflinear2(slice_p, _slice_transpose)
 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
@@ -223,6 +245,18 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
                               slice_sizes=core.canonicalize_shape(slice_sizes))
 
 
+def _dynamic_slice_transpose(ct, operand, *starts, slice_sizes):
+  # ct written into zeros at the same (clamped) place
+  zeros = ad.zeros_like_aval(operand.aval)
+  return [dynamic_update_slice_p.bind(zeros, ct, *starts)] + [None] * len(starts)
+
+
+# The start indices are integers: only the operand has a tangent.
+ad.defjvp(dynamic_slice_p, lambda t, operand, *starts, slice_sizes:
+          dynamic_slice_p.bind(t, *starts, slice_sizes=slice_sizes))
+ad.deftranspose(dynamic_slice_p, _dynamic_slice_transpose)
+
+
 def _zero_index_like(index):
   """A 0 start index of the same type as `index` (a Python 0 for a Python int)."""
   return 0 if isinstance(index, int) else np.zeros((), dtypes.dtype(index))
@@ -288,6 +322,32 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
   """`operand` with `update` written at (possibly traced) `start_indices`, clamped to fit."""
   starts = _wrap_start_indices(operand, start_indices, allow_negative_indices)
   return dynamic_update_slice_p.bind(operand, update, *starts)
+
+
+def _dynamic_update_slice_jvp(primals, tangents):
+  operand, update, *starts = primals
+  out = dynamic_update_slice_p.bind(*primals)
+  t_operand, t_update = tangents[:2]
+  if isinstance(t_operand, ad.Zero) and isinstance(t_update, ad.Zero):
+    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
+  return out, dynamic_update_slice_p.bind(ad.instantiate_zeros(t_operand),
+                                          ad.instantiate_zeros(t_update), *starts)
+
+
+def _dynamic_update_slice_transpose(ct, operand, update, *starts):
+  # The operand's cotangent is ct with the updated block zeroed; the
+  # update's is that block of ct.
+  update_aval = shapes.primal_aval(update)
+  t_operand = t_update = None
+  if ad.is_undefined_primal(operand):
+    t_operand = dynamic_update_slice_p.bind(ct, ad.zeros_like_aval(update_aval), *starts)
+  if ad.is_undefined_primal(update):
+    t_update = dynamic_slice_p.bind(ct, *starts, slice_sizes=update_aval.shape)
+  return [t_operand, t_update] + [None] * len(starts)
+
+
+ad.primitive_jvps[dynamic_update_slice_p] = _dynamic_update_slice_jvp
+ad.deftranspose(dynamic_update_slice_p, _dynamic_update_slice_transpose)
 
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
@@ -573,6 +633,31 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
       mode=mode, fill_value=fill_value)
 
 
+def _gather_jvp(t, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
+                indices_are_sorted, mode, fill_value):
+  # The same gather of the tangent; filled windows have a zero tangent.
+  return gather(t, indices, dimension_numbers, slice_sizes, unique_indices=unique_indices,
+                indices_are_sorted=indices_are_sorted, mode=mode, fill_value=0)
+
+
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
+                      unique_indices, indices_are_sorted, mode, fill_value):
+  # Each window of ct is added back where it was read (scatter-add, same mode).
+  dnums = dimension_numbers
+  scatter_dnums = ScatterDimensionNumbers(
+      update_window_dims=dnums.offset_dims, inserted_window_dims=dnums.collapsed_slice_dims,
+      scatter_dims_to_operand_dims=dnums.start_index_map,
+      operand_batching_dims=dnums.operand_batching_dims,
+      scatter_indices_batching_dims=dnums.start_indices_batching_dims)
+  zeros = ad.zeros_like_aval(operand.aval)
+  return [scatter_add(zeros, indices, ct, scatter_dnums, unique_indices=unique_indices,
+                      indices_are_sorted=indices_are_sorted, mode=mode), None]
+
+
+ad.defjvp(gather_p, _gather_jvp, None)
+ad.deftranspose(gather_p, _gather_transpose)
+
+
 # --- scatter -----------------------------------------------------------------------------
 
 def _scatter_reference(combine, operand, indices, updates, *, dimension_numbers,
@@ -768,3 +853,197 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
       dimension_numbers=_canonical_dnums(ScatterDimensionNumbers, dimension_numbers),
       indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
       mode=GatherScatterMode.from_any(mode), update_jaxpr=update_jaxpr, update_consts=())
+
+
+# --- scatter: differentiation rules ---------------------------------------------------------
+# Indices are integers and have no tangent. Where JAX's rules use helper
+# gathers and scatter-adds, these carry the scatter's `mode`, so that they
+# find the windows the scatter wrote (JAX leaves some in their default mode).
+
+def _read_windows(x, indices, dnums, updates_shape, **gather_params):
+  """The gather that reads, from `x`, the windows a scatter with `dnums`
+  writes, laid out as the scatter's updates (of shape `updates_shape`) are."""
+  gather_dnums = GatherDimensionNumbers(
+      offset_dims=dnums.update_window_dims, collapsed_slice_dims=dnums.inserted_window_dims,
+      start_index_map=dnums.scatter_dims_to_operand_dims,
+      operand_batching_dims=dnums.operand_batching_dims,
+      start_indices_batching_dims=dnums.scatter_indices_batching_dims)
+  window = iter(updates_shape[d] for d in dnums.update_window_dims)
+  slice_sizes = [1 if d in dnums.inserted_window_dims + dnums.operand_batching_dims
+                 else next(window) for d in range(len(_shape(x)))]
+  return gather(x, indices, gather_dnums, slice_sizes, **gather_params)
+
+
+def _zero_tangent(out):
+  return ad.Zero(ad.tangent_aval(core.get_aval(out)))
+
+
+def _both_zero(t_operand, t_updates):
+  return isinstance(t_operand, ad.Zero) and isinstance(t_updates, ad.Zero)
+
+
+def _scatter_addsub_jvp(prim, primals, tangents, **params):
+  operand, indices, updates = primals
+  out = prim.bind(operand, indices, updates, **params)
+  t_operand, _, t_updates = tangents
+  if _both_zero(t_operand, t_updates):
+    return out, _zero_tangent(out)
+  return out, prim.bind(ad.instantiate_zeros(t_operand), indices,
+                        ad.instantiate_zeros(t_updates), **params)
+
+
+def _scatter_addsub_transpose(prim, ct, operand, indices, updates, *, dimension_numbers,
+                              mode, **params):
+  # The operand's cotangent is ct; each update's is ct read at its window
+  # (zero for dropped windows), negated for scatter-sub.
+  t_operand = ct if ad.is_undefined_primal(operand) else None
+  t_updates = None
+  if ad.is_undefined_primal(updates):
+    t_updates = _read_windows(ct, indices, dimension_numbers, updates.aval.shape,
+                              mode=mode, fill_value=0)
+    if prim is scatter_sub_p:
+      t_updates = elementwise.neg(t_updates)
+  return [t_operand, None, t_updates]
+
+
+for _prim in (scatter_add_p, scatter_sub_p):
+  ad.primitive_jvps[_prim] = functools.partial(_scatter_addsub_jvp, _prim)
+  ad.deftranspose(_prim, functools.partial(_scatter_addsub_transpose, _prim))
+
+
+def _scatter_mul_jvp_updates(t, operand, indices, updates, *, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode, **params):
+  # d(x * u)/du is x where u lands; with repeated indices it would be the
+  # product of the other updates too, which JAX does not implement.
+  if not unique_indices:
+    raise NotImplementedError(
+        "scatter_mul gradients are only implemented if `unique_indices=True`")
+  placed = scatter_add(ad.zeros_like_aval(core.get_aval(operand)), indices, t,
+                       dimension_numbers, indices_are_sorted=indices_are_sorted,
+                       unique_indices=unique_indices, mode=mode)
+  return elementwise.mul(operand, placed)
+
+
+def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers,
+                           indices_are_sorted, unique_indices, mode, **params):
+  t_operand = t_updates = None
+  if ad.is_undefined_primal(operand):  # scaling each element: its own transpose
+    t_operand = scatter_mul(ct, indices, updates, dimension_numbers,
+                            indices_are_sorted=indices_are_sorted,
+                            unique_indices=unique_indices, mode=mode)
+  if ad.is_undefined_primal(updates):
+    if not unique_indices:
+      raise NotImplementedError(
+          "scatter_mul gradients are only implemented if `unique_indices=True`")
+    t_updates = _read_windows(elementwise.mul(ct, operand), indices, dimension_numbers,
+                              updates.aval.shape, mode=mode, fill_value=0)
+  return [t_operand, None, t_updates]
+
+
+ad.defjvp(scatter_mul_p,
+          lambda t, operand, indices, updates, **params:
+              scatter_mul_p.bind(t, indices, updates, **params),
+          None, _scatter_mul_jvp_updates)
+ad.deftranspose(scatter_mul_p, _scatter_mul_transpose)
+
+
+def _scatter_extremal_jvp(prim, primals, tangents, *, dimension_numbers, indices_are_sorted,
+                          unique_indices, mode, update_jaxpr, update_consts):
+  """The JVP of scatter-min/-max. Where several values tie for the result
+  (the operand's and those of updates), each gets an equal share of the
+  tangent, as for `min`/`max`."""
+  operand, indices, updates = primals
+  out = prim.bind(operand, indices, updates, dimension_numbers=dimension_numbers,
+                  indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                  mode=mode, update_jaxpr=update_jaxpr, update_consts=update_consts)
+  t_operand, _, t_updates = tangents
+  if _both_zero(t_operand, t_updates):
+    return out, _zero_tangent(out)
+  t_operand, t_updates = ad.instantiate_zeros(t_operand), ad.instantiate_zeros(t_updates)
+  dnums = dimension_numbers
+  updates_shape = _shape(updates)
+  read = lambda x: _read_windows(x, indices, dnums, updates_shape, mode=mode)
+  count = lambda u: read(scatter_add(shapes.full_like(operand, 0), indices, u, dnums,
+                                     mode=mode))
+  zeros_u, ones_u = shapes.full_like(updates, 0), shapes.full_like(updates, 1)
+  one, minus_one = (np.array(v, core.get_aval(operand).dtype) for v in (1, -1))
+  add, div, select = elementwise.add, elementwise.div, elementwise.select
+
+  won = elementwise.eq(updates, read(out))             # updates equal to the result
+  kept = elementwise.eq(read(operand), read(out))      # operand elements equal to it
+  num_won = count(select(won, ones_u, zeros_u))        # per element under each window
+  num_refs = count(ones_u)                             # windows writing each element
+  shared = div(one, add(num_won, one))                 # one share when the operand ties too
+  updates_coef = select(won, select(kept, shared, div(one, num_won)), zeros_u)
+  # Each of the num_refs windows takes back its part of the operand's tangent.
+  operand_coef = div(add(minus_one, select(kept, shared, zeros_u)), num_refs)
+  t_windows = add(elementwise.mul(read(t_operand), operand_coef),
+                  elementwise.mul(t_updates, updates_coef))
+  return out, scatter_add(t_operand, indices, t_windows, dnums,
+                          indices_are_sorted=indices_are_sorted,
+                          unique_indices=unique_indices, mode=mode)
+
+
+for _prim in (scatter_min_p, scatter_max_p):
+  ad.primitive_jvps[_prim] = functools.partial(_scatter_extremal_jvp, _prim)
+
+
+def _scatter_jvp(primals, tangents, *, dimension_numbers, indices_are_sorted, unique_indices,
+                 mode, update_jaxpr, update_consts):
+  if update_jaxpr is not None:
+    raise NotImplementedError("scatter_apply JVP not implemented")
+  operand, indices, updates = primals
+  dnums = dimension_numbers
+  params = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                mode=mode)
+  t_operand, _, t_updates = tangents
+  if _both_zero(t_operand, t_updates) or unique_indices:
+    out = scatter(operand, indices, updates, dnums, **params)
+    if _both_zero(t_operand, t_updates):
+      return out, _zero_tangent(out)
+    # Windows do not overlap: the tangents are scattered the same way.
+    return out, scatter(ad.instantiate_zeros(t_operand), indices,
+                        ad.instantiate_zeros(t_updates), dnums, **params)
+  t_operand, t_updates = ad.instantiate_zeros(t_operand), ad.instantiate_zeros(t_updates)
+  # Overlapping windows: which update wins is unspecified, so find out.
+  # Scatter an id (1, 2, ...) per update window, read back the id that won
+  # under each window, keep only the winning updates and the operand
+  # elements no window wrote, and scatter-add those: primal and tangent
+  # alike (which needs no transpose rule for scatter).
+  updates_shape = _shape(updates)
+  ids_shape = [1 if d in dnums.update_window_dims else n for d, n in enumerate(updates_shape)]
+  num_ids = math.prod(ids_shape)
+  ids = elementwise.add(shapes.reshape(shapes.iota(np.uint32, num_ids), ids_shape),
+                        shapes.full(updates_shape, 1, np.uint32))
+  scattered_ids = scatter(shapes.full(_shape(operand), 0, np.uint32), indices, ids, dnums,
+                          **params)
+  won = elementwise.eq(ids, _read_windows(scattered_ids, indices, dnums, updates_shape,
+                                          mode=mode))
+  unwritten = elementwise.eq(scattered_ids, shapes.full_like(scattered_ids, 0))
+  keep = lambda mask, x: elementwise.select(mask, x, shapes.full_like(x, 0))
+  out = scatter_add(keep(unwritten, operand), indices, keep(won, updates), dnums, **params)
+  return out, scatter_add(keep(unwritten, t_operand), indices, keep(won, t_updates), dnums,
+                          **params)
+
+
+def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
+                       unique_indices, mode, update_jaxpr, update_consts):
+  # (Only the JVP with unique indices yields a linear scatter.) The operand's
+  # cotangent is ct with the overwritten elements zeroed; each update's is ct
+  # read at its window.
+  if not unique_indices:
+    raise NotImplementedError("scatter transpose is only implemented where "
+                              "unique_indices=True")
+  updates_aval = shapes.primal_aval(updates)
+  t_operand = t_updates = None
+  if ad.is_undefined_primal(operand):
+    t_operand = scatter(ct, indices, ad.zeros_like_aval(updates_aval), dimension_numbers,
+                        indices_are_sorted=indices_are_sorted, unique_indices=True, mode=mode)
+  if ad.is_undefined_primal(updates):
+    t_updates = _read_windows(ct, indices, dimension_numbers, updates_aval.shape,
+                              mode=mode, fill_value=0)
+  return [t_operand, None, t_updates]
+
+
+ad.primitive_jvps[scatter_p] = _scatter_jvp
+ad.deftranspose(scatter_p, _scatter_transpose)

@@ -22,10 +22,18 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import Primitive, ShapedArray, get_aval
-from refimpl.lax.elementwise import conj, ge, select
-from refimpl.lax.rules import INEXACT, as_dtype, check_dtype, check_same_dtypes
-from refimpl.lax.shapes import (broadcast, broadcasted_iota, expand_dims, full_like, squeeze,
-                                transpose)
+from refimpl.dtypes import to_real_dtype
+from refimpl.interpreters import ad
+from refimpl.lax import indexing
+from refimpl.lax.ad_util import stop_gradient
+from refimpl.lax.elementwise import (add, conj, convert_element_type, div, eq, ge, integer_pow,
+                                     mul, neg, real, select, sub)
+from refimpl.lax.indexing import (GatherDimensionNumbers, GatherScatterMode,
+                                  ScatterDimensionNumbers, gather, scatter)
+from refimpl.lax.reductions import reduce_sum
+from refimpl.lax.rules import INEXACT, accumulation_dtype, as_dtype, check_dtype, check_same_dtypes
+from refimpl.lax.shapes import (broadcast, broadcasted_iota, concatenate, expand_dims, full,
+                                full_like, pad, squeeze, transpose)
 
 __all__ = ['Precision', 'DotDimensionNumbers', 'dot_general', 'dot', 'batch_matmul',
            'dot_general_p']
@@ -50,7 +58,7 @@ class Precision(enum.Enum):
     return self.name
 
 
-def _canonicalize_precision(precision):
+def canonicalize_precision(precision):
   """None, or a pair of Precision values (strings and single values accepted)."""
   if precision is None:
     return None
@@ -146,21 +154,12 @@ def _dot_general_reference(lhs, rhs, *, dimension_numbers, precision,
   b, k = size(batch_shape), size([lhs.shape[d] for d in lc])
   lhs_3d = lhs_t.reshape(b, size(lhs_free_shape), k)
   rhs_3d = rhs_t.reshape(b, size(rhs_free_shape), k)
-  wide = _accumulation_dtype(out_dtype)
+  wide = accumulation_dtype(out_dtype)
   out = np.einsum("bik,bjk->bij", lhs_3d.astype(wide), rhs_3d.astype(wide))
   if dtypes.is_bool(out_dtype):
     out = out > 0
   out = out.reshape(batch_shape + lhs_free_shape + rhs_free_shape)
   return as_dtype(out, out_dtype)
-
-
-def _accumulation_dtype(out_dtype):
-  """Where products are summed: exact enough to round only once at the end."""
-  if dtypes.is_complex(out_dtype):
-    return np.complex128
-  if dtypes.is_float(out_dtype):
-    return np.float64
-  return np.uint64 if dtypes.is_unsigned(out_dtype) else np.int64
 
 
 @dot_general_p.def_abstract_eval
@@ -224,7 +223,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
   if preferred_element_type is not None:
     preferred_element_type = dtypes.canonicalize_dtype(np.dtype(preferred_element_type))
   return dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers,
-                            precision=_canonicalize_precision(precision),
+                            precision=canonicalize_precision(precision),
                             preferred_element_type=preferred_element_type)
 
 
@@ -272,11 +271,6 @@ class SvdAlgorithm(enum.Enum):
 def _wide(dtype):
   """The dtype a reference rule computes in: complex128 or float64."""
   return np.dtype(np.complex128 if dtypes.is_complex(dtype) else np.float64)
-
-
-def _real(dtype):
-  """The real dtype of the same precision: float32 for complex64."""
-  return np.dtype(dtypes.finfo(dtype).dtype)
 
 
 def _nans(shape, dtype):
@@ -353,17 +347,26 @@ def _symmetrize(x):
   return (x + _H(x)) / 2
 
 
-def _tri_mask(x):
-  """True on and below the diagonal of the last two dims, broadcast to x's shape."""
+def _tri_mask(x, k=0):
+  """True on and below diagonal `k` (0 the main one, -1 the first below) of the
+  last two dims, broadcast to x's shape."""
   shape = get_aval(x).shape
   n, m = shape[-2:]
-  mask = ge(broadcasted_iota(np.int32, (n, m), 0), broadcasted_iota(np.int32, (n, m), 1))
+  rows = broadcasted_iota(np.int32, (n, m), 0)
+  if k:
+    rows = add(rows, np.int32(k))
+  mask = ge(rows, broadcasted_iota(np.int32, (n, m), 1))
   return broadcast(mask, shape[:-2])
 
 
-def _tril(x):
-  """`x` with zeros above the diagonal of its last two dims."""
-  return select(_tri_mask(x), x, full_like(x, 0))
+def _tril(x, k=0):
+  """`x` with zeros above diagonal `k` of its last two dims."""
+  return select(_tri_mask(x, k), x, full_like(x, 0))
+
+
+def _triu(x, k=0):
+  """`x` with zeros below diagonal `k` of its last two dims."""
+  return select(_tri_mask(x, k - 1), full_like(x, 0), x)
 
 
 # --- cholesky -------------------------------------------------------------------------
@@ -842,8 +845,8 @@ def _eigh_reference(x, *, lower, sort_eigenvalues, subset_by_index):
   lo, hi = _index_range(subset_by_index, n)
   h = _hermitian_from_triangle(x.astype(_wide(x.dtype)), lower)
   v, w = _per_matrix(lambda a: np.linalg.eigh(a)[::-1], [h],
-                     [((n, n), h.dtype), ((n,), _real(h.dtype))])
-  return as_dtype(v[..., lo:hi], x.dtype), as_dtype(w[..., lo:hi], _real(x.dtype))
+                     [((n, n), h.dtype), ((n,), to_real_dtype(h.dtype))])
+  return as_dtype(v[..., lo:hi], x.dtype), as_dtype(w[..., lo:hi], to_real_dtype(x.dtype))
 
 
 @eigh_p.def_abstract_eval
@@ -855,7 +858,7 @@ def _eigh_shape_rule(x, *, lower, sort_eigenvalues, subset_by_index):
     raise ValueError(f"subset_by_index must satisfy 0 <= start <= end <= {n}, got "
                      f"{subset_by_index}")
   return (x.update(shape=x.shape[:-1] + (hi - lo,)),
-          x.update(shape=x.shape[:-2] + (hi - lo,), dtype=_real(x.dtype)))
+          x.update(shape=x.shape[:-2] + (hi - lo,), dtype=to_real_dtype(x.dtype)))
 
 
 def _subset(subset_by_index):
@@ -909,7 +912,7 @@ def _svd_reference(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
   lo, hi = _index_range(subset_by_index, k)
   wide = _wide(x.dtype)
   if k == 0:
-    s = np.zeros((*batch, 0), _real(wide))
+    s = np.zeros((*batch, 0), to_real_dtype(wide))
     u = np.broadcast_to(np.eye(m, m if full_matrices else 0, dtype=wide),
                         (*batch, m, m if full_matrices else 0))
     vt = np.broadcast_to(np.eye(n if full_matrices else 0, n, dtype=wide),
@@ -918,11 +921,11 @@ def _svd_reference(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
     u_cols, vt_rows = (m, n) if full_matrices else (k, k)
     u, s, vt = _per_matrix(lambda a: np.linalg.svd(a, full_matrices=full_matrices),
                            [x.astype(wide)],
-                           [((m, u_cols), wide), ((k,), _real(wide)), ((vt_rows, n), wide)])
+                           [((m, u_cols), wide), ((k,), to_real_dtype(wide)), ((vt_rows, n), wide)])
   else:
     s, = _per_matrix(lambda a: (np.linalg.svd(a, compute_uv=False),), [x.astype(wide)],
-                     [((k,), _real(wide))])
-  s = as_dtype(s[..., lo:hi], _real(x.dtype))
+                     [((k,), to_real_dtype(wide))])
+  s = as_dtype(s[..., lo:hi], to_real_dtype(x.dtype))
   if not compute_uv:
     return [s]
   if not full_matrices:
@@ -943,7 +946,7 @@ def _svd_shape_rule(x, *, full_matrices, compute_uv, subset_by_index, algorithm)
       raise ValueError(f"subset_by_index must satisfy 0 <= start <= end, got "
                        f"{subset_by_index}")
     rank = min(rank, hi - lo)
-  s = x.update(shape=(*batch, rank), dtype=_real(x.dtype))
+  s = x.update(shape=(*batch, rank), dtype=to_real_dtype(x.dtype))
   if not compute_uv:
     return (s,)
   return (s, x.update(shape=(*batch, m, m if full_matrices else rank)),
@@ -1089,3 +1092,421 @@ def _tridiagonal_solve_shape_rule(dl, d, du, b):
 def tridiagonal_solve(dl, d, du, b):
   """Solves the tridiagonal system with diagonals `dl`, `d`, `du` for `b`."""
   return tridiagonal_solve_p.bind(dl, d, du, b)
+
+
+# =====================================================================================
+# --- differentiation rules ---
+# =====================================================================================
+# As JAX's (jax/_src/lax/lax.py and linalg.py): dot_general is bilinear; the
+# decompositions' JVPs come from differentiating their defining equations
+# (reverse mode transposes those JVPs); the solvers are linear in `b`.
+# Primitives without rules, as in JAX: geqrf and householder_product.
+
+def _const(x, value):
+  """`value` as a scalar of x's dtype."""
+  return np.array(value, dtypes.dtype(x))
+
+
+def _re(x):
+  """The real part of complex `x`; real `x` itself."""
+  return real(x) if dtypes.is_complex(dtypes.dtype(x)) else x
+
+
+def _eye(dtype, n, ndim=2):
+  """The n x n identity matrix, with leading size-1 dimensions up to rank `ndim`."""
+  eye = convert_element_type(eq(broadcasted_iota(np.int32, (n, n), 0),
+                                broadcasted_iota(np.int32, (n, n), 1)), dtype)
+  return expand_dims(eye, tuple(range(ndim - 2)))
+
+
+def _matmul(a, b, precision=Precision.HIGHEST):
+  """`a @ b` for stacks of matrices with equal batch dimensions."""
+  ndim = get_aval(a).ndim
+  batch = tuple(range(ndim - 2))
+  return dot_general(a, b, (((ndim - 1,), (ndim - 2,)), (batch, batch)), precision=precision)
+
+
+def _slice_axis(x, axis, start, stop):
+  """`x[start:stop]` along `axis` (a `slice`)."""
+  shape = get_aval(x).shape
+  starts, limits = [0] * len(shape), list(shape)
+  starts[axis], limits[axis] = start, stop
+  return indexing.slice(x, starts, limits)
+
+
+def _diagonal_indices(k):
+  return np.stack([np.arange(k, dtype=np.int32)] * 2, axis=1)
+
+
+def _extract_diagonal(x):
+  """`x[..., i, i]`: the diagonal of each matrix of a stack (a gather)."""
+  shape = get_aval(x).shape
+  nb = len(shape) - 2
+  dnums = GatherDimensionNumbers(offset_dims=tuple(range(nb)),
+                                 collapsed_slice_dims=(nb, nb + 1), start_index_map=(nb, nb + 1))
+  return gather(x, _diagonal_indices(min(shape[-2:])), dnums, shape[:-2] + (1, 1),
+                mode=GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _construct_diagonal(s):
+  """The diagonal matrices whose diagonals are `s` (`[..., k]` to `[..., k, k]`;
+  zeros with `s` scattered onto the diagonal)."""
+  shape = get_aval(s).shape
+  nb, k = len(shape) - 1, shape[-1]
+  dnums = ScatterDimensionNumbers(update_window_dims=tuple(range(nb)),
+                                  inserted_window_dims=(nb, nb + 1),
+                                  scatter_dims_to_operand_dims=(nb, nb + 1))
+  return scatter(full(shape + (k,), 0, dtypes.dtype(s)), _diagonal_indices(k), s, dnums)
+
+
+def _take(x, indices, axis):
+  """The rows (`axis=-2`) or columns (`axis=-1`) `indices[..., j]` of each
+  matrix of `x` (indices batched as `x`): `x[..., indices, :]` as one gather."""
+  shape = get_aval(x).shape
+  nb = len(shape) - 2
+  taken, kept = (nb, nb + 1) if axis == -2 else (nb + 1, nb)
+  batch = tuple(range(nb))
+  dnums = GatherDimensionNumbers(offset_dims=(kept,), collapsed_slice_dims=(taken,),
+                                 start_index_map=(taken,), operand_batching_dims=batch,
+                                 start_indices_batching_dims=batch)
+  sizes = [1] * len(shape)
+  sizes[kept] = shape[kept]
+  return gather(x, expand_dims(indices, (nb + 1,)), dnums, sizes,
+                mode=GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _zero_tangent(x):
+  return ad.Zero(ad.tangent_aval(get_aval(x)))
+
+
+# --- dot_general: bilinear ------------------------------------------------------------
+
+def _ranges_like(*xs):
+  """Consecutive index ranges, as long as each of `xs` in turn."""
+  start = 0
+  for x in xs:
+    yield tuple(range(start, start + len(x)))
+    start += len(x)
+
+
+def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision,
+                               preferred_element_type, swap_ans=False):
+  """The cotangent of the lhs `x`: `ct` contracted with `y` over `y`'s free
+  dims (`swap_ans`: `x` is really the rhs), permuted back into `x`'s layout."""
+  (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+  x_aval = x.aval
+  x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
+  y_kept = _free_dims(get_aval(y).ndim, y_contract, y_batch)
+  if swap_ans:
+    ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+  else:
+    ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+  dims = ((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch)))
+  x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+  out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
+  x_bar = transpose(dot_general(ct, y, dims, precision=precision,
+                                preferred_element_type=preferred_element_type),
+                    tuple(int(a) for a in out_axes))
+  if dtypes.dtype(x_bar) != x_aval.dtype:
+    x_bar = convert_element_type(x_bar, x_aval.dtype, x_aval.weak_type)
+  return x_bar
+
+
+def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, **params):
+  (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+  swapped = ((y_contract, x_contract), (y_batch, x_batch))
+  return _dot_general_transpose_lhs(ct, y, x, dimension_numbers=swapped, swap_ans=True,
+                                    **params)
+
+
+def _dot_general_transpose(ct, x, y, **params):
+  if ad.is_undefined_primal(x):
+    return [_dot_general_transpose_lhs(ct, x, y, **params), None]
+  return [None, _dot_general_transpose_rhs(ct, x, y, **params)]
+
+
+ad.defjvp(dot_general_p,
+          lambda g, x, y, **params: dot_general_p.bind(g, y, **params),
+          lambda g, x, y, **params: dot_general_p.bind(x, g, **params))
+ad.deftranspose(dot_general_p, _dot_general_transpose)
+
+
+# --- cholesky -------------------------------------------------------------------------
+
+def _cholesky_jvp(primals, tangents):
+  # Forward-mode rule of arXiv:1602.07527: L' = L phi(L^-1 A' L^-H), phi taking
+  # the lower triangle with the diagonal halved.
+  x, = primals
+  sigma_dot, = tangents
+  L = _tril(cholesky_p.bind(x))
+  ndim, n = get_aval(x).ndim, get_aval(x).shape[-1]
+
+  def phi(X):
+    return div(_tril(X), add(_const(X, 1), _eye(dtypes.dtype(X), n, ndim)))
+
+  tmp = triangular_solve(L, sigma_dot, left_side=False, transpose_a=True, conjugate_a=True,
+                         lower=True)
+  L_dot = _matmul(L, phi(triangular_solve(L, tmp, left_side=True, transpose_a=False,
+                                          lower=True)))
+  return L, L_dot
+
+
+ad.primitive_jvps[cholesky_p] = _cholesky_jvp
+
+
+# --- triangular_solve: linear in b ----------------------------------------------------
+
+def _triangular_solve_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                            unit_diagonal):
+  # d(op(a)^-1 b) = -op(a)^-1 op(da) x (left side), -x op(da) op(a)^-1 (right side)
+  m, n = get_aval(b).shape[-2:]
+  k = 1 if unit_diagonal else 0
+  g_a = neg(_tril(g_a, -k) if lower else _triu(g_a, k))
+  g_a = _T(g_a) if transpose_a else g_a
+  g_a = conj(g_a) if conjugate_a else g_a
+
+  def a_inverse(rhs):
+    return triangular_solve_p.bind(a, rhs, left_side=left_side, lower=lower,
+                                   transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                   unit_diagonal=unit_diagonal)
+
+  # The solve costs about a product: do it on the smaller operand.
+  if left_side:
+    return a_inverse(_matmul(g_a, ans)) if m > n else _matmul(a_inverse(g_a), ans)
+  return a_inverse(_matmul(ans, g_a)) if m < n else _matmul(ans, a_inverse(g_a))
+
+
+def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                unit_diagonal):
+  # b -> op(a)^-1 b transposes to ct -> op(a)^-T ct
+  assert not ad.is_undefined_primal(a) and ad.is_undefined_primal(b)
+  return [None, triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower,
+                                        transpose_a=not transpose_a, conjugate_a=conjugate_a,
+                                        unit_diagonal=unit_diagonal)]
+
+
+ad.defjvp2(triangular_solve_p, _triangular_solve_jvp_a,
+           lambda g_b, ans, a, b, **params: triangular_solve_p.bind(a, g_b, **params))
+ad.deftranspose(triangular_solve_p, _triangular_solve_transpose)
+
+
+# --- lu ---------------------------------------------------------------------------------
+
+def _lu_jvp(primals, tangents):
+  # De Hoog, Anderssen and Lukas: from P A = L U,
+  #   L' = L tril(L^-1 P A' U^-1, -1),  U' = triu(L^-1 P A' U^-1) U.
+  a, = primals
+  a_dot, = tangents
+  lu_, pivots, permutation = lu_p.bind(a)
+  shape = get_aval(a).shape
+  ndim, (m, n) = len(shape), shape[-2:]
+  k = min(m, n)
+  dtype, zero = dtypes.dtype(a), _const(a, 0)
+  x = _take(a_dot, permutation, axis=-2)
+  # L (m x m, unit lower) and U (n x n, upper), completed by the identity
+  # where lu holds only k columns (rows).
+  no_pad = ((0, 0, 0),) * (ndim - 2)
+  l = pad(_tril(_slice_axis(lu_, ndim - 1, 0, k), -1), zero, no_pad + ((0, 0, 0), (0, m - k, 0)))
+  l = add(l, _eye(dtype, m, ndim))
+  u_eye = pad(_eye(dtype, n - k), zero, ((k, 0, 0), (k, 0, 0)))
+  u = pad(_triu(_slice_axis(lu_, ndim - 2, 0, k)), zero, no_pad + ((0, n - k, 0), (0, 0, 0)))
+  u = add(u, expand_dims(u_eye, tuple(range(ndim - 2))))
+  la = triangular_solve(l, x, left_side=True, transpose_a=False, lower=True,
+                        unit_diagonal=True)
+  lau = triangular_solve(u, la, left_side=False, transpose_a=False, lower=False)
+  lu_dot = add(_matmul(l, _tril(lau, -1)), _matmul(_triu(lau), u))
+  return ((lu_, pivots, permutation),
+          (lu_dot, _zero_tangent(pivots), _zero_tangent(permutation)))
+
+
+ad.primitive_jvps[lu_p] = _lu_jvp
+ad.defjvp_zero(lu_pivots_to_permutation_p)
+
+
+# --- qr ---------------------------------------------------------------------------------
+
+def _qr_jvp(primals, tangents, *, full_matrices, pivoting):
+  # See j-towns.github.io/papers/qr-derivative.pdf.
+  x, = primals
+  dx, = tangents
+  q, r, *p = qr_p.bind(x, full_matrices=False, pivoting=pivoting)
+  shape = get_aval(x).shape
+  m, n = shape[-2:]
+  if m < n or (full_matrices and m != n):
+    raise NotImplementedError("Unimplemented case of QR decomposition derivative")
+  if pivoting:
+    dx = _take(dx, p[0], axis=-1)
+  dx_rinv = triangular_solve(r, dx)  # dx r^-1: a right-side solve
+  qt_dx_rinv = _matmul(_H(q), dx_rinv, None)
+  qt_dx_rinv_lower = _tril(qt_dx_rinv, -1)
+  do = sub(qt_dx_rinv_lower, _H(qt_dx_rinv_lower))  # skew-Hermitian
+  # for complex inputs, do also gets the imaginary part of the diagonal
+  eye = _eye(dtypes.dtype(do), n, len(shape))
+  re = qt_dx_rinv
+  if dtypes.is_complex(dtypes.dtype(re)):
+    re = convert_element_type(real(re), dtypes.dtype(re))
+  do = add(do, mul(eye, sub(qt_dx_rinv, re)))
+  dq = add(_matmul(q, sub(do, qt_dx_rinv), None), dx_rinv)
+  dr = _matmul(sub(qt_dx_rinv, do), r, None)
+  if pivoting:
+    return [q, r, p[0]], [dq, dr, _zero_tangent(p[0])]
+  return [q, r], [dq, dr]
+
+
+ad.primitive_jvps[qr_p] = _qr_jvp
+
+
+# --- eigh -------------------------------------------------------------------------------
+
+def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
+  # Non-degenerate perturbation theory (distinct eigenvalues): with
+  # V^H A' V = D, w' = Re diag(D) and V' = V (F * D), F[i, j] = 1 / (w[j] - w[i]).
+  a, = primals
+  a_dot, = tangents
+  shape = get_aval(a).shape
+  ndim, n = len(shape), shape[-1]
+  if not (subset_by_index is None or subset_by_index == (0, n)):
+    raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
+  v, w_real = eigh_p.bind(_symmetrize(a), lower=lower, sort_eigenvalues=sort_eigenvalues,
+                          subset_by_index=subset_by_index)
+  dtype = dtypes.dtype(a)
+  w = convert_element_type(w_real, dtype)
+  eye_n = _eye(dtype, n, ndim)
+  # the reciprocal eigenvalue gaps, built without dividing by zero
+  Fmat = sub(integer_pow(sub(add(eye_n, expand_dims(w, (ndim - 2,))),
+                             expand_dims(w, (ndim - 1,))), -1), eye_n)
+  vdag_adot_v = _matmul(_matmul(_H(v), a_dot), v)
+  dv = _matmul(v, mul(Fmat, vdag_adot_v))
+  dw = _extract_diagonal(_re(vdag_adot_v))
+  return [v, w_real], [dv, dw]
+
+
+ad.primitive_jvps[eigh_p] = _eigh_jvp
+
+
+# --- svd --------------------------------------------------------------------------------
+
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algorithm):
+  # With dS = U^H A' V: s' = Re diag(dS); U' and V' from the off-diagonal part
+  # of dS over the gaps s_j^2 - s_i^2, plus, for non-square A, the part of A'
+  # outside the span of the thin factors.
+  A, = primals
+  dA, = tangents
+  s, U, Vt = svd_p.bind(A, full_matrices=False, compute_uv=True,
+                        subset_by_index=subset_by_index, algorithm=algorithm)
+  if compute_uv and full_matrices:
+    raise NotImplementedError(
+        "Singular value decomposition JVP not implemented for full matrices")
+  shape = get_aval(A).shape
+  ndim, (m, n) = len(shape), shape[-2:]
+  dtype = dtypes.dtype(A)
+  Ut, V = _H(U), _H(Vt)
+  s_dim = expand_dims(s, (ndim - 2,))  # [..., 1, k]
+  dS = _matmul(_matmul(Ut, dA), V)
+  ds = _extract_diagonal(_re(dS))
+  if not compute_uv:
+    return [s], [ds]
+  s_diffs = mul(add(s_dim, _T(s_dim)), sub(s_dim, _T(s_dim)))
+  s_diffs_zeros = _eye(dtypes.dtype(s), get_aval(s).shape[-1], ndim)
+  F = sub(div(_const(s, 1), add(s_diffs, s_diffs_zeros)), s_diffs_zeros)
+  s_dim = convert_element_type(s_dim, dtype)
+  dSS = mul(s_dim, dS)      # dS diag(s)
+  SdS = mul(_T(s_dim), dS)  # diag(s) dS
+  s_zeros = convert_element_type(eq(s, _const(s, 0)), dtypes.dtype(s))
+  s_inv = sub(div(_const(s, 1), add(s, s_zeros)), s_zeros)
+  s_inv_mat = convert_element_type(_construct_diagonal(s_inv), dtype)
+  dUdV_diag = mul(mul(_const(dS, 0.5), sub(dS, _H(dS))), s_inv_mat)
+  F = convert_element_type(F, dtype)
+  dU = _matmul(U, add(mul(F, add(dSS, _H(dSS))), dUdV_diag))
+  dV = _matmul(V, mul(F, add(SdS, _H(SdS))))
+  if m > n:
+    dAV = _matmul(dA, V)
+    dU = add(dU, div(sub(dAV, _matmul(U, _matmul(Ut, dAV))), s_dim))
+  if n > m:
+    dAHU = _matmul(_H(dA), U)
+    dV = add(dV, div(sub(dAHU, _matmul(V, _matmul(Vt, dAHU))), s_dim))
+  return [s, U, Vt], [ds, dU, _H(dV)]
+
+
+ad.primitive_jvps[svd_p] = _svd_jvp
+
+
+# --- eig --------------------------------------------------------------------------------
+
+def _solve(a, b):
+  """`a^-1 b` for square `a`, by LU with partial pivoting (the factors held
+  constant, so the result is linear in `b`)."""
+  lu_, _, permutation = lu(stop_gradient(a))
+  x = _take(b, permutation, axis=-2)
+  x = triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True)
+  return triangular_solve(lu_, x, left_side=True, lower=False)
+
+
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors):
+  if compute_left_eigenvectors or compute_right_eigenvectors:
+    raise NotImplementedError(
+        'The derivatives of eigenvectors are not implemented, only '
+        'eigenvalues. See '
+        'https://github.com/jax-ml/jax/issues/2748 for discussion.')
+  # Eq. 4.60 of arXiv:1701.00392: w' = diag(V^-1 A' V).
+  a, = primals
+  da, = tangents
+  w, v = eig(a, compute_left_eigenvectors=False)
+  ndim = get_aval(a).ndim
+  dw = reduce_sum(mul(_solve(v, convert_element_type(da, dtypes.dtype(v))), _T(v)),
+                  (ndim - 1,))
+  return [w], [dw]
+
+
+ad.primitive_jvps[eig_p] = _eig_jvp
+
+
+# --- tridiagonal_solve: linear in b ---------------------------------------------------
+
+def _tridiagonal_product(dl, d, du, b):
+  """`A @ b` for the tridiagonal `A` with diagonals `dl`, `d`, `du`."""
+  ndim, m = get_aval(b).ndim, get_aval(b).shape[-2]
+  no_pad = ((0, 0, 0),) * (ndim - 2)
+
+  def column(x):  # [..., k] -> [..., k, 1]
+    return expand_dims(x, (ndim - 1,))
+
+  y = mul(column(d), b)
+  below = mul(column(_slice_axis(dl, ndim - 2, 1, m)), _slice_axis(b, ndim - 2, 0, m - 1))
+  y = add(y, pad(below, _const(b, 0), no_pad + ((1, 0, 0), (0, 0, 0))))
+  above = mul(column(_slice_axis(du, ndim - 2, 0, m - 1)), _slice_axis(b, ndim - 2, 1, m))
+  return add(y, pad(above, _const(b, 0), no_pad + ((0, 1, 0), (0, 0, 0))))
+
+
+def _tridiagonal_solve_jvp(primals, tangents):
+  # x = A^-1 b: x' = A^-1 (b' - A' x)
+  *diags, _ = primals
+  *diags_dot, b_dot = tangents
+  ans = tridiagonal_solve_p.bind(*primals)
+  if all(isinstance(t, ad.Zero) for t in diags_dot):
+    rhs = b_dot
+  else:
+    matvec_dot = _tridiagonal_product(*map(ad.instantiate_zeros, diags_dot), ans)
+    rhs = ad.add_tangents(b_dot, neg(matvec_dot))
+  return ans, tridiagonal_solve_p.bind(*diags, rhs)
+
+
+def _tridiagonal_solve_transpose(ct, dl, d, du, b):
+  # A^T is tridiagonal too: its sub-diagonal is du, its super-diagonal dl (shifted)
+  assert not any(map(ad.is_undefined_primal, (dl, d, du))) and ad.is_undefined_primal(b)
+  last, m = get_aval(d).ndim - 1, get_aval(d).shape[-1]
+  zero = full(get_aval(d).shape[:-1] + (min(m, 1),), 0, dtypes.dtype(d))
+  dl_trans = concatenate([zero, _slice_axis(du, last, 0, max(m - 1, 0))], last)
+  du_trans = concatenate([_slice_axis(dl, last, min(m, 1), m), zero], last)
+  return [None, None, None, tridiagonal_solve_p.bind(dl_trans, d, du_trans, ct)]
+
+
+ad.primitive_jvps[tridiagonal_solve_p] = _tridiagonal_solve_jvp
+ad.deftranspose(tridiagonal_solve_p, _tridiagonal_solve_transpose)
+
+
+# As JAX: the Householder building blocks have no derivative rules.
+ad.defjvp_unsupported(geqrf_p, NotImplementedError,
+                      "Differentiation rule for 'geqrf' not implemented")
+ad.defjvp_unsupported(householder_product_p, NotImplementedError,
+                      "Differentiation rule for 'householder_product' not implemented")

@@ -20,12 +20,19 @@ import numpy as np
 
 from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive, ShapedArray, get_aval
+from refimpl.custom_derivatives import custom_jvp
+from refimpl.interpreters import ad
 from refimpl.interpreters.eval import eval_closed_jaxpr
 from refimpl.interpreters.partial_eval import trace_to_jaxpr
+from refimpl.jaxpr import Literal
 from refimpl.lax import elementwise
-from refimpl.lax.rules import (ANY, FLOAT, INT_OR_BOOL, NUMBER, as_dtype, canonical_axes,
-                               check_dtype)
-from refimpl.lax.shapes import canonicalize_axis
+from refimpl.lax.elementwise import (add, convert_element_type, div, eq, exp, log1p, mul, ne,
+                                     neg, select, sub)
+from refimpl.lax.indexing import slice_in_dim
+from refimpl.lax.rules import (ANY, FLOAT, INT_OR_BOOL, NUMBER, accumulation_dtype, as_dtype,
+                               canonical_axes, check_dtype, max_identity, min_identity)
+from refimpl.lax.shapes import (broadcast_in_dim, canonicalize_axis, concatenate, full,
+                                full_like, pad, reshape, rev, squeeze)
 
 __all__ = ['reduce', 'reduce_sum', 'reduce_prod', 'reduce_max', 'reduce_min',
            'reduce_and', 'reduce_or', 'reduce_xor', 'argmax', 'argmin',
@@ -40,37 +47,6 @@ def _reduced_aval(name, operand, axes, category):
   axes = canonical_axes(name, axes, operand.ndim)
   shape = tuple(d for i, d in enumerate(operand.shape) if i not in axes)
   return ShapedArray(shape, operand.dtype, operand.weak_type)
-
-
-def _wide_dtype(dtype):
-  """The dtype a sum or product accumulates in (see the module docstring)."""
-  if dtypes.is_complex(dtype):
-    return np.complex128
-  if dtypes.is_float(dtype):
-    return np.float64
-  if dtypes.is_unsigned(dtype):
-    return np.uint64
-  if dtypes.is_integer(dtype):
-    return np.int64
-  return dtype
-
-
-def _max_identity(dtype):
-  """The smallest value of `dtype`: the identity of max."""
-  if dtypes.is_bool(dtype):
-    return False
-  if dtypes.is_integer(dtype):
-    return dtypes.iinfo(dtype).min
-  return -np.inf
-
-
-def _min_identity(dtype):
-  """The largest value of `dtype`: the identity of min."""
-  if dtypes.is_bool(dtype):
-    return True
-  if dtypes.is_integer(dtype):
-    return dtypes.iinfo(dtype).max
-  return np.inf
 
 
 def _as_comparable(x):
@@ -88,13 +64,13 @@ def _monoid_primitive(name, category, reference):
 
 def _reduce_sum_reference(operand, *, axes):
   """Sum over `axes`. Empty: 0. Integers wrap; floats accumulate in double."""
-  wide = np.sum(operand, axis=tuple(axes), dtype=_wide_dtype(operand.dtype))
+  wide = np.sum(operand, axis=tuple(axes), dtype=accumulation_dtype(operand.dtype))
   return as_dtype(wide, operand.dtype)
 
 
 def _reduce_prod_reference(operand, *, axes):
   """Product over `axes`. Empty: 1. Integers wrap; floats accumulate in double."""
-  wide = np.prod(operand, axis=tuple(axes), dtype=_wide_dtype(operand.dtype))
+  wide = np.prod(operand, axis=tuple(axes), dtype=accumulation_dtype(operand.dtype))
   return as_dtype(wide, operand.dtype)
 
 
@@ -102,7 +78,7 @@ def _reduce_max_reference(operand, *, axes):
   """Maximum over `axes`. NaN if any element is NaN. Empty: the dtype's
   smallest value (-inf for floats, the minimum integer, False)."""
   x = _as_comparable(operand)
-  return as_dtype(np.max(x, axis=tuple(axes), initial=_max_identity(operand.dtype)),
+  return as_dtype(np.max(x, axis=tuple(axes), initial=max_identity(operand.dtype)),
                   operand.dtype)
 
 
@@ -110,7 +86,7 @@ def _reduce_min_reference(operand, *, axes):
   """Minimum over `axes`. NaN if any element is NaN. Empty: the dtype's
   largest value (+inf for floats, the maximum integer, True)."""
   x = _as_comparable(operand)
-  return as_dtype(np.min(x, axis=tuple(axes), initial=_min_identity(operand.dtype)),
+  return as_dtype(np.min(x, axis=tuple(axes), initial=min_identity(operand.dtype)),
                   operand.dtype)
 
 
@@ -273,8 +249,8 @@ def _monoid_reducer(computation, init_values):
     return None
   dtype = get_aval(init_values[0]).dtype
   monoids = [(elementwise.add, reduce_sum, 0), (elementwise.mul, reduce_prod, 1),
-             (elementwise.max, reduce_max, _max_identity(dtype)),
-             (elementwise.min, reduce_min, _min_identity(dtype))]
+             (elementwise.max, reduce_max, max_identity(dtype)),
+             (elementwise.min, reduce_min, min_identity(dtype))]
   if dtypes.is_integer(dtype) or dtypes.is_bool(dtype):
     monoids += [(elementwise.bitwise_and, reduce_and, _and_identity(dtype)),
                 (elementwise.bitwise_or, reduce_or, 0),
@@ -429,7 +405,7 @@ def _cumulative_primitive(name, category, accumulate, doc):
 
 cumsum_p = _cumulative_primitive(
     "cumsum", NUMBER,
-    lambda x, axis: np.cumsum(x, axis=axis, dtype=_wide_dtype(x.dtype)),
+    lambda x, axis: np.cumsum(x, axis=axis, dtype=accumulation_dtype(x.dtype)),
     """Running sums along `axis` (from the end when `reverse`).
 
     Element i is the sum of elements 0..i, each computed in double precision
@@ -437,7 +413,7 @@ cumsum_p = _cumulative_primitive(
 
 cumprod_p = _cumulative_primitive(
     "cumprod", NUMBER,
-    lambda x, axis: np.cumprod(x, axis=axis, dtype=_wide_dtype(x.dtype)),
+    lambda x, axis: np.cumprod(x, axis=axis, dtype=accumulation_dtype(x.dtype)),
     """Running products along `axis` (from the end when `reverse`).
 
     Computed in double precision for floats and rounded per element;
@@ -491,3 +467,192 @@ def cummin(operand, axis=0, reverse=False):
 
 def cumlogsumexp(operand, axis=0, reverse=False):
   return _cumulative(cumlogsumexp_p, operand, axis, reverse)
+
+
+# --- differentiation rules ----------------------------------------------------------------------
+# JAX's rules, with the same math and primitives: reduce_sum and cumsum are
+# linear; reduce_max/min give the extremum's tangent (averaged over ties);
+# reduce_prod and the generic reduce differentiate a tree of pairwise
+# reductions; cumprod, cummax, cummin and cumlogsumexp differentiate a parallel
+# prefix scan. Integer and boolean results have zero tangents.
+
+def _const(x, value):
+  """`value` as a NumPy scalar of x's dtype (a literal in a jaxpr)."""
+  return np.array(value, get_aval(x).dtype)
+
+
+def _reduce_sum_transpose(ct, operand, *, axes):
+  shape = operand.aval.shape
+  return [broadcast_in_dim(ct, shape, tuple(d for d in range(len(shape)) if d not in axes))]
+
+
+ad.deflinear2(reduce_sum_p, _reduce_sum_transpose)
+
+
+def _reduce_chooser_jvp(g, ans, operand, *, axes):
+  # The tangent at the positions equal to the result, divided among them.
+  shape = [1 if i in axes else d for i, d in enumerate(get_aval(operand).shape)]
+  location_indicators = convert_element_type(eq(operand, reshape(ans, shape)),
+                                             get_aval(g).dtype)
+  counts = reduce_sum(location_indicators, axes)
+  return div(reduce_sum(mul(g, location_indicators), axes), counts)
+
+
+ad.defjvp2(reduce_max_p, _reduce_chooser_jvp)
+ad.defjvp2(reduce_min_p, _reduce_chooser_jvp)
+
+for _p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
+  ad.defjvp_zero(_p)
+
+
+def _reduce_jvp(reducer, init_values, primals, tangents, axes):
+  """The JVP of reducing `primals` over `axes` with `reducer` (lists of
+  arrays in and out, elementwise) from `init_values`: that of a tree of
+  pairwise reductions along the reduced axes moved to the front and
+  flattened, the second half padded with the init values when odd."""
+  shape = get_aval(primals[0]).shape
+  kept = tuple(d for d in range(len(shape)) if d not in axes)
+  kept_shape = tuple(shape[d] for d in kept)
+  new_shape = (math.prod(shape[d] for d in axes),) + kept_shape
+  primals = [reshape(x, new_shape, tuple(axes) + kept) for x in primals]
+  tangents = [ad.Zero(ad.tangent_aval(get_aval(x))) if isinstance(t, ad.Zero)
+              else reshape(t, new_shape, tuple(axes) + kept) for x, t in zip(primals, tangents)]
+
+  def reduce_tree(*xs):
+    while get_aval(xs[0]).shape[0] > 1:
+      n = get_aval(xs[0]).shape[0]
+      half = (n + 1) // 2
+      firsts = [slice_in_dim(x, 0, half) for x in xs]
+      seconds = [slice_in_dim(x, half, None) for x in xs]
+      if n % 2:
+        padding = [(0, 0, 0)] * len(new_shape)
+        padding[0] = (0, 1, 0)
+        seconds = [pad(x, init, padding) for x, init in zip(seconds, init_values)]
+      xs = reducer(*firsts, *seconds)
+    if get_aval(xs[0]).shape[0] == 0:
+      return [full(kept_shape, init) for init in init_values]
+    return [squeeze(x, (0,)) for x in xs]
+
+  return ad.jvp_flat(reduce_tree, primals, tangents)
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+  outs, tangents_out = _reduce_jvp(lambda x, y: [mul(x, y)], [_const(primals[0], 1)],
+                                   primals, tangents, axes)
+  return outs[0], tangents_out[0]
+
+
+ad.primitive_jvps[reduce_prod_p] = _reduce_prod_jvp
+
+
+def _apply_elementwise(closed, args):
+  """The scalar computation `closed` applied to arrays of one shape, element
+  by element (what JAX gets by vmapping it, which this project lacks). Only
+  elementwise equations, and calls (jit) of them, can be applied so."""
+  from refimpl.api import jit_p
+  shape = get_aval(args[0]).shape
+  env = dict(zip(closed.jaxpr.constvars, closed.consts))
+  env.update(zip(closed.jaxpr.invars, args))
+  read = lambda v: v.val if isinstance(v, Literal) else env[v]
+  for eqn in closed.jaxpr.eqns:
+    ins = [read(v) for v in eqn.invars]
+    if eqn.primitive is jit_p:
+      outs = _apply_elementwise(eqn.params["jaxpr"], ins)
+    elif (isinstance(eqn.primitive, elementwise.ElementwisePrimitive)
+          or eqn.primitive in (elementwise.select_n_p, elementwise.convert_element_type_p)):
+      outs = [eqn.primitive.bind(*ins, **eqn.params)]
+    else:
+      raise NotImplementedError(
+          f"Differentiation of lax.reduce with a computation using '{eqn.primitive.name}' "
+          "is not implemented: only elementwise computations can be applied to arrays")
+    env.update(zip(eqn.outvars, outs))
+  outs = [read(v) for v in closed.jaxpr.outvars]
+  return [x if get_aval(x).shape == shape else broadcast_in_dim(x, shape, ()) for x in outs]
+
+
+def _reduce_jvp_rule(primals, tangents, *, jaxpr, dimensions):
+  n = len(primals) // 2
+  if any(not isinstance(t, ad.Zero) for t in tangents[n:]):
+    raise NotImplementedError("Gradient of general lax.reduce with non-zero tangents for "
+                              "initial values to reduction not implemented")
+  return _reduce_jvp(lambda *xs: _apply_elementwise(jaxpr, xs), primals[n:],
+                     primals[:n], tangents[:n], dimensions)
+
+
+ad.primitive_jvps[reduce_p] = _reduce_jvp_rule
+
+ad.deflinear2(cumsum_p, lambda ct, operand, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+
+
+def _associative_scan(fn, x, axis, reverse):
+  """The running combination of `x` along `axis` by the associative `fn`
+  (elementwise on arrays), by JAX's parallel prefix scan (lax.associative_scan
+  for one array): combine adjacent pairs, scan those recursively (the odd
+  positions), combine them with the remaining elements (the even positions),
+  then interleave the two."""
+  def scan(x):
+    n = get_aval(x).shape[axis]
+    if n < 2:
+      return x
+    odd = scan(fn(slice_in_dim(x, 0, -1, stride=2, axis=axis),
+                  slice_in_dim(x, 1, None, stride=2, axis=axis)))
+    if n % 2 == 0:
+      even = fn(slice_in_dim(odd, 0, -1, axis=axis), slice_in_dim(x, 2, None, stride=2, axis=axis))
+    else:
+      even = fn(odd, slice_in_dim(x, 2, None, stride=2, axis=axis))
+    even = concatenate([slice_in_dim(x, 0, 1, axis=axis), even], axis)
+    return _interleave(even, odd, axis)
+
+  if reverse:
+    return rev(scan(rev(x, (axis,))), (axis,))
+  return scan(x)
+
+
+def _interleave(a, b, axis):
+  """a[0], b[0], a[1], b[1], ... along `axis` (a is as long as b, or one longer):
+  each padded with zeros in the other's places, then added."""
+  a_pad = [(0, 0, 0)] * get_aval(a).ndim
+  b_pad = [(0, 0, 0)] * get_aval(b).ndim
+  same_length = get_aval(a).shape[axis] == get_aval(b).shape[axis]
+  a_pad[axis] = (0, 1 if same_length else 0, 1)
+  b_pad[axis] = (1, 0 if same_length else 1, 1)
+  return add(pad(a, _const(a, 0), a_pad), pad(b, _const(b, 0), b_pad))
+
+
+def _replace_inf(x):
+  return select(eq(x, _const(x, np.inf)), full_like(x, 0), x)
+
+
+@custom_jvp
+def _logaddexp(x1, x2):
+  """log(exp(x1) + exp(x2)) without overflow (JAX's lax-level logaddexp)."""
+  amax = elementwise.max(x1, x2)
+  delta = sub(x1, x2)
+  return select(ne(delta, delta),   # NaN, or infinities of one sign
+                add(x1, x2), add(amax, log1p(exp(neg(elementwise.abs(delta))))))
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+  # The derivatives are exp(x_i - out): the softmax weights of x1 and x2.
+  x1, x2 = primals
+  t1, t2 = tangents
+  out = _logaddexp(x1, x2)
+  return out, add(mul(t1, exp(sub(_replace_inf(x1), _replace_inf(out)))),
+                  mul(t2, exp(sub(_replace_inf(x2), _replace_inf(out)))))
+
+
+def _cumulative_jvp(combine):
+  """The JVP of a cumulative reduction: that of `_associative_scan(combine)`
+  (as JAX, whose rule differentiates lax.associative_scan)."""
+  def rule(primals, tangents, *, axis, reverse):
+    outs, tangents_out = ad.jvp_flat(
+        lambda x: [_associative_scan(combine, x, axis, reverse)], primals, tangents)
+    return outs[0], tangents_out[0]
+  return rule
+
+
+ad.primitive_jvps[cumprod_p] = _cumulative_jvp(mul)
+ad.primitive_jvps[cummax_p] = _cumulative_jvp(elementwise.max)
+ad.primitive_jvps[cummin_p] = _cumulative_jvp(elementwise.min)
+ad.primitive_jvps[cumlogsumexp_p] = _cumulative_jvp(_logaddexp)

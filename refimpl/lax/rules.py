@@ -113,6 +113,38 @@ def canonical_axes(name, axes, ndim):
   return axes
 
 
+def accumulation_dtype(dtype):
+  """The dtype a reference rule sums or multiplies `dtype` values in, exact
+  enough to round only once at the end: complex128, float64, or 64-bit
+  integers (unsigned for unsigned; int64 for bool, whose results convert
+  back by `!= 0`)."""
+  if dtypes.is_complex(dtype):
+    return np.dtype(np.complex128)
+  if dtypes.is_float(dtype):
+    return np.dtype(np.float64)
+  return np.dtype(np.uint64 if dtypes.is_unsigned(dtype) else np.int64)
+
+
+def max_identity(dtype):
+  """The smallest value of `dtype` (-inf for floats, False for bool): the
+  identity of max."""
+  if dtypes.is_bool(dtype):
+    return False
+  if dtypes.is_integer(dtype):
+    return dtypes.iinfo(dtype).min
+  return -np.inf
+
+
+def min_identity(dtype):
+  """The largest value of `dtype` (inf for floats, True for bool): the
+  identity of min."""
+  if dtypes.is_bool(dtype):
+    return True
+  if dtypes.is_integer(dtype):
+    return dtypes.iinfo(dtype).max
+  return np.inf
+
+
 def as_dtype(x, dtype):
   """NumPy result `x` as an array of exactly `dtype` (for reference rules).
 

@@ -4,6 +4,11 @@ concatenate, split and iota.
 None of these compute new values: they move, repeat or drop elements (pad
 and iota also write given values). Dtypes are kept; the result is weakly
 typed when the operand is (for pad and concatenate: when every operand is).
+
+So they are linear (pad jointly in operand and padding value): each JVP
+applies the primitive to the tangents, and each transpose rule, next to its
+primitive, moves cotangents back (summing where elements were repeated).
+iota has no operands, hence a zero derivative.
 """
 
 import operator
@@ -12,7 +17,8 @@ import numpy as np
 
 from refimpl import core, dtypes
 from refimpl.core import Primitive, ShapedArray
-from refimpl.lax.elementwise import convert_element_type
+from refimpl.interpreters import ad
+from refimpl.lax.elementwise import convert_element_type, sub
 from refimpl.lax.rules import check_same_dtypes
 
 __all__ = ['broadcast_in_dim', 'broadcast', 'broadcast_to_rank', 'broadcasted_iota',
@@ -49,6 +55,16 @@ def _is_array(x):
 
 def _shape(x):
   return core.get_aval(x).shape
+
+
+def primal_aval(x):
+  """The aval of a transpose rule's argument: a value or an `ad.UndefinedPrimal`."""
+  return x.aval if ad.is_undefined_primal(x) else core.get_aval(x)
+
+
+def _reduce_sum(x, axes):
+  from refimpl.lax.reductions import reduce_sum  # (reductions imports this module)
+  return reduce_sum(x, axes)
 
 
 # --- broadcast_in_dim ---------------------------------------------------------
@@ -107,6 +123,18 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     return operand
   return broadcast_in_dim_p.bind(operand, shape=shape,
                                  broadcast_dimensions=broadcast_dimensions)
+
+
+def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions):
+  # Sum over the dimensions the broadcast made (new ones, and those stretched
+  # from size 1), then put back the operand's size-1 dimensions.
+  unit_dims = [i for i, d in enumerate(operand.aval.shape) if d == 1]
+  kept = [d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims]
+  summed = [d for d in range(len(shape)) if d not in kept]
+  return [expand_dims(_reduce_sum(ct, summed), unit_dims)]
+
+
+ad.deflinear2(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
 def broadcast(operand, sizes):
@@ -220,6 +248,17 @@ def reshape(operand, new_sizes, dimensions=None):
   return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
 
 
+def _reshape_transpose(ct, operand, *, new_sizes, dimensions):
+  shape = operand.aval.shape
+  if dimensions is None:
+    return [reshape(ct, shape)]
+  # undo the reshape, then the transposition that preceded it
+  return [transpose(reshape(ct, [shape[d] for d in dimensions]), np.argsort(dimensions))]
+
+
+ad.deflinear2(reshape_p, _reshape_transpose)
+
+
 def collapse(operand, start_dimension, stop_dimension=None):
   """Merges dimensions [start_dimension, stop_dimension) into one."""
   shape = _shape(operand)
@@ -264,6 +303,9 @@ def transpose(operand, permutation):
   return transpose_p.bind(operand, permutation=permutation)
 
 
+ad.deflinear(transpose_p, lambda ct, permutation: [transpose(ct, np.argsort(permutation))])
+
+
 # --- squeeze --------------------------------------------------------------------------
 
 squeeze_p = Primitive("squeeze")
@@ -298,6 +340,9 @@ def squeeze(array, dimensions):
   return squeeze_p.bind(array, dimensions=dimensions)
 
 
+ad.deflinear(squeeze_p, lambda ct, dimensions: [expand_dims(ct, dimensions)])
+
+
 # --- rev ------------------------------------------------------------------------------
 
 rev_p = Primitive("rev")
@@ -321,6 +366,9 @@ def _rev_shape_rule(operand, *, dimensions):
 
 def rev(operand, dimensions):
   return rev_p.bind(operand, dimensions=tuple(operator.index(d) for d in dimensions))
+
+
+ad.deflinear(rev_p, lambda ct, dimensions: [rev(ct, dimensions)])
 
 
 # --- pad --------------------------------------------------------------------------------
@@ -396,6 +444,25 @@ def pad(operand, padding_value, padding_config):
   return pad_p.bind(operand, padding_value, padding_config=config)
 
 
+def _pad_transpose(ct, operand, padding_value, *, padding_config):
+  # The operand's cotangent is ct at the operand's positions: undo the edges
+  # (zeros where a negative edge cropped), then take every (interior + 1)-th
+  # element. The padding value's is the sum of all the rest.
+  from refimpl.lax import indexing  # (indexing imports this module)
+  zero = np.zeros((), core.get_aval(ct).dtype)
+  unpadded = pad(ct, zero, [(-low, -high, 0) for low, high, _ in padding_config])
+  t_operand = indexing.slice(unpadded, [0] * len(padding_config), _shape(unpadded),
+                             [interior + 1 for _, _, interior in padding_config])
+  t_padding_value = None
+  if ad.is_undefined_primal(padding_value):
+    everything = range(len(padding_config))
+    t_padding_value = sub(_reduce_sum(ct, everything), _reduce_sum(t_operand, everything))
+  return [t_operand if ad.is_undefined_primal(operand) else None, t_padding_value]
+
+
+ad.deflinear2(pad_p, _pad_transpose)
+
+
 # --- concatenate ------------------------------------------------------------------------
 
 concatenate_p = Primitive("concatenate")
@@ -444,6 +511,14 @@ def concatenate(operands, dimension):
   return concatenate_p.bind(*operands, dimension=operator.index(dimension))
 
 
+def _concatenate_transpose(ct, *operands, dimension):
+  sizes = [primal_aval(o).shape[dimension] for o in operands]
+  return split(ct, sizes, dimension)
+
+
+ad.deflinear2(concatenate_p, _concatenate_transpose)
+
+
 # --- split ------------------------------------------------------------------------------
 
 split_p = Primitive("split")
@@ -464,10 +539,10 @@ def _split_shape_rule(operand, *, sizes, axis):
   if not 0 <= axis < operand.ndim:
     raise ValueError(f"split axis {axis} out of range for operand of shape {operand.shape}")
   if any(s < 0 for s in sizes):
-    raise ValueError(f"split sizes must be nonnegative, got sizes {sizes}")
+    raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
   if sum(sizes) != operand.shape[axis]:
     raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of "
-                     f"the operand shape {operand.shape}")
+                     f"the operand shape {list(operand.shape)}")
   shapes = [operand.shape[:axis] + (s,) + operand.shape[axis + 1:] for s in sizes]
   return [ShapedArray(s, operand.dtype, operand.weak_type) for s in shapes]
 
@@ -476,6 +551,10 @@ def split(operand, sizes, axis=0):
   """Splits `operand` along `axis` into pieces of the given `sizes`."""
   axis = canonicalize_axis(axis, len(_shape(operand)))
   return split_p.bind(operand, sizes=tuple(operator.index(s) for s in sizes), axis=axis)
+
+
+ad.deflinear(split_p, lambda cts, sizes, axis: [
+    concatenate([ad.instantiate_zeros(ct) for ct in cts], axis)])
 
 
 # --- tile -------------------------------------------------------------------------------
@@ -508,6 +587,16 @@ def _tile_shape_rule(operand, *, reps):
 def tile(operand, reps):
   """Tiles `operand` `reps[i]` times along each dimension i."""
   return tile_p.bind(operand, reps=tuple(operator.index(r) for r in reps))
+
+
+def _tile_transpose(ct, operand, *, reps):
+  # Viewed as shape (reps[0], d0, reps[1], d1, ...), ct sums over the copies.
+  shape = operand.aval.shape
+  copies = reshape(ct, [n for r, d in zip(reps, shape) for n in (r, d)])
+  return [_reduce_sum(copies, range(0, 2 * len(shape), 2))]
+
+
+ad.deflinear2(tile_p, _tile_transpose)
 
 
 def dtype(x):
@@ -546,6 +635,22 @@ def optimization_barrier(operand):
   return tree_util.tree_unflatten(tree, optimization_barrier_p.bind(*leaves))
 
 
+def _optimization_barrier_jvp(primals, tangents):
+  # The tangents of the floating operands go through a barrier of their own;
+  # integer operands keep their (float0) zero tangents.
+  inexact = [i for i, p in enumerate(primals) if dtypes.is_inexact(core.get_aval(p).dtype)]
+  tangents_out = list(tangents)
+  barred = optimization_barrier_p.bind(*[ad.instantiate_zeros(tangents[i]) for i in inexact])
+  for i, t in zip(inexact, barred):
+    tangents_out[i] = t
+  return optimization_barrier_p.bind(*primals), tangents_out
+
+
+ad.primitive_jvps[optimization_barrier_p] = _optimization_barrier_jvp
+ad.deftranspose(optimization_barrier_p, lambda cts, *args: optimization_barrier_p.bind(
+    *map(ad.instantiate_zeros, cts)))
+
+
 # --- iota -------------------------------------------------------------------------------
 
 iota_p = Primitive("iota")
@@ -573,6 +678,9 @@ def _iota_shape_rule(*, dtype, shape, dimension):
     raise ValueError(f"iota dimension must be between 0 and len(shape), got "
                      f"dimension={dimension} for shape {shape}")
   return ShapedArray(shape, dtype)
+
+
+ad.defjvp_zero(iota_p)  # no operands: nothing to differentiate
 
 
 def broadcasted_iota(dtype, shape, dimension):

@@ -18,15 +18,19 @@ Sorted outputs are the operands' own elements, moved: the sign of a zero and
 the payload of a NaN travel with the element.
 """
 
+import math
 import operator
 from collections.abc import Sequence
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import core, dtypes
 from refimpl.core import Primitive, ShapedArray
+from refimpl.errors import JaxRuntimeError
+from refimpl.interpreters import ad
+from refimpl.lax.indexing import GatherDimensionNumbers, GatherScatterMode, gather
 from refimpl.lax.rules import ANY, ORDERED, check_dtype
-from refimpl.lax.shapes import canonicalize_axis
+from refimpl.lax.shapes import broadcasted_iota, canonicalize_axis, expand_dims, reshape
 
 __all__ = ['sort', 'sort_key_val', 'top_k', 'approx_max_k', 'approx_min_k',
            'sort_p', 'top_k_p', 'approx_top_k_p']
@@ -213,24 +217,83 @@ def top_k(operand, k, *, axis=-1):
 approx_top_k_p = Primitive("approx_top_k")
 approx_top_k_p.multiple_results = True
 
+_TPU_LANE_TILING = 128    # XLA's tile along the reduction dimension, operands of rank >= 2
+_TPU_CHUNK_TILING = 1024  # ... and of rank 1
+
+
+def _approx_top_k_output_size(input_size, rank, k, recall_target, aggregate_to_topk,
+                              input_size_override):
+  """The size of the reduction dimension of approx_top_k's outputs (XLA's
+  ApproxTopKReductionOutputSize; the rule is spelled out in the reference
+  docstring below).
+
+  Without aggregation the TPU algorithm returns the input reduced 2**r-fold,
+  in whole tiles. Of the top k, the expected fraction that survive when M
+  windows keep one element each is about exp((1 - k) / M): M is chosen for
+  `recall_target`, and r so that about M windows remain.
+  """
+  if aggregate_to_topk:
+    return k
+  tiling = _TPU_CHUNK_TILING if rank == 1 else _TPU_LANE_TILING
+  if input_size <= tiling:
+    return input_size
+  if input_size_override >= 0 and input_size > input_size_override:
+    raise JaxRuntimeError(
+        f"INVALID_ARGUMENT: reduction_input_size_override: {input_size_override} should "
+        f"be greater equals to operands[reduction_dim]: {input_size}")
+  logical_size = input_size_override if input_size_override >= 0 else input_size
+  if k == 1:
+    return tiling
+  recall = np.float32(recall_target)   # XLA takes the target as a float32
+  if recall == 1:
+    return input_size
+  if not 0 < recall < 1:
+    raise JaxRuntimeError("INVALID_ARGUMENT: recall_target should range in (0,1]")
+  windows = min(max(int((1.0 - k) / math.log(recall)), tiling), input_size)
+  log2_reduction = max((logical_size // windows).bit_length() - 1, 0)   # floor(log2)
+  if log2_reduction == 0:
+    return input_size
+  # Reduce no more than to one window per tile: ceil(log2(input_size // tiling)).
+  log2_reduction = min(log2_reduction, (input_size // tiling - 1).bit_length())
+  tiles = -(-input_size // tiling)
+  return -(-tiles // 2 ** log2_reduction) * tiling
+
 
 @approx_top_k_p.def_impl
 def _approx_top_k_reference(operand, *, k, reduction_dimension, recall_target, is_max_k,
                             reduction_input_size_override, aggregate_to_topk):
-  """The `k` largest (`is_max_k`) or smallest elements along
-  `reduction_dimension` and their int32 indices, largest (smallest) first.
+  """The largest (`is_max_k`) or smallest elements along
+  `reduction_dimension`, largest (smallest) first, and their int32 indices.
 
-  The reference is exact: it returns the true top k, which is what XLA does
-  on CPU (the approximation, steered by `recall_target` and
-  `reduction_input_size_override`, is a TPU optimization). Elements compare
-  by IEEE totalOrder; equal elements come lowest index first.
+  The reference is exact, as XLA is on CPU: it sorts along the dimension
+  and keeps the first `k` elements; with `aggregate_to_topk=False`, the
+  first `size` elements, `size` (below) being the number of candidates the
+  TPU algorithm returns. `recall_target` and `reduction_input_size_override`
+  matter only through `size`. Elements compare by IEEE totalOrder; equal
+  elements come lowest index first.
 
-  Shape rule: a floating operand of rank >= 1, `0 < k <= shape[dim]`;
-  outputs have `shape[dim]` replaced by `k`. `aggregate_to_topk=False`
-  (whose output size XLA derives from the TPU tiling) is not supported.
+  Shape rule: a floating operand of rank >= 1 and `0 < k <= n`, with n =
+  `shape[dim]`. The outputs have `shape[dim]` replaced by `k` when
+  `aggregate_to_topk`, else by `size`, computed with the tile W = 1024
+  (rank 1) or 128 (rank >= 2):
+
+  * n, if n <= W; otherwise a `reduction_input_size_override` that is >= 0
+    must be >= n (else JaxRuntimeError);
+  * W, if k = 1;
+  * n, if `recall_target` rounded to float32 is 1; otherwise it must be in
+    (0, 1) (else JaxRuntimeError);
+  * otherwise, with N the override if >= 0 else n, M = clamp(trunc((1 - k)
+    / log(recall_target)), W, n) and r = floor(log2(N // M)) (0 if N < M):
+    n if r = 0, else W * ceil(ceil(n / W) / 2**min(r, ceil(log2(n // W)))).
+
+  So `k <= size <= n`. Values keep the operand's dtype and weak type;
+  indices are int32.
   """
   axis = reduction_dimension % operand.ndim
-  order = np.take(_smallest_first(operand, axis, largest=is_max_k), np.arange(k), axis=axis)
+  size = _approx_top_k_output_size(operand.shape[axis], operand.ndim, k, recall_target,
+                                   aggregate_to_topk, reduction_input_size_override)
+  order = np.take(_smallest_first(operand, axis, largest=is_max_k), np.arange(size),
+                  axis=axis)
   return [np.take_along_axis(operand, order, axis=axis), order.astype(np.int32)]
 
 
@@ -250,15 +313,9 @@ def _approx_top_k_shape_rule(operand, *, k, reduction_dimension, recall_target, 
                      f"{dims[reduction_dimension]}, got {k}")
   if not dtypes.is_float(operand.dtype):
     raise ValueError("operand must be a floating type")
-  if 0 <= reduction_input_size_override < dims[reduction_dimension]:
-    raise ValueError(f"reduction_input_size_override {reduction_input_size_override} "
-                     f"should be greater equal than operand.shape"
-                     f"[reduction_dimension] {dims[reduction_dimension]}")
-  if not aggregate_to_topk:
-    raise NotImplementedError(
-        "approx_top_k with aggregate_to_topk=False is not supported: its output size "
-        "follows the TPU tiling. Use aggregate_to_topk=True.")
-  dims[reduction_dimension] = k
+  dims[reduction_dimension] = _approx_top_k_output_size(
+      dims[reduction_dimension], operand.ndim, k, recall_target, aggregate_to_topk,
+      reduction_input_size_override)
   return [ShapedArray(dims, operand.dtype, operand.weak_type),
           ShapedArray(dims, np.int32)]
 
@@ -277,7 +334,9 @@ def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
                  reduction_input_size_override=-1, aggregate_to_topk=True):
   """The `k` largest values along `reduction_dimension` and their indices.
 
-  Exact here (as on CPU); see `approx_top_k_p` for the semantics.
+  Exact here (as on CPU). With `aggregate_to_topk=False`, at least `k`: as
+  many of the largest as XLA's TPU algorithm would return (see
+  `approx_top_k_p` for the size).
   """
   return _approx_top_k(operand, k, reduction_dimension, recall_target, True,
                        reduction_input_size_override, aggregate_to_topk)
@@ -287,7 +346,63 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
                  reduction_input_size_override=-1, aggregate_to_topk=True):
   """The `k` smallest values along `reduction_dimension` and their indices.
 
-  Exact here (as on CPU); see `approx_top_k_p` for the semantics.
+  Exact here (as on CPU). With `aggregate_to_topk=False`, at least `k`: as
+  many of the smallest as XLA's TPU algorithm would return (see
+  `approx_top_k_p` for the size).
   """
   return _approx_top_k(operand, k, reduction_dimension, recall_target, False,
                        reduction_input_size_override, aggregate_to_topk)
+
+
+# --- differentiation rules ---------------------------------------------------------------------
+
+def _gather_along(tangent, indices, axis, mode=None):
+  """`tangent[..., indices[..., i, 0], ...]` along `axis`: one element per
+  index (`indices` has a trailing index-vector dimension of size 1), the
+  other axes batched, as JAX's sort and top_k JVPs gather."""
+  rank = core.get_aval(tangent).ndim
+  batch = tuple(d for d in range(rank) if d != axis)
+  dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                 start_index_map=(axis,), operand_batching_dims=batch,
+                                 start_indices_batching_dims=batch)
+  return gather(tangent, indices, dnums, (1,) * rank, mode=mode)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+  # An iota sorted along with the operands is the permutation; the tangents
+  # are gathered with it (unsigned indices, as JAX).
+  shape = core.get_aval(primals[0]).shape
+  iota = broadcasted_iota(np.uint32, shape, dimension)
+  *sorted_primals, perm = sort_p.bind(*primals, iota, dimension=dimension,
+                                      is_stable=is_stable, num_keys=num_keys)
+  perm = expand_dims(perm, (len(shape),))
+  return sorted_primals, [
+      t if isinstance(t, ad.Zero)
+      else _gather_along(t, perm, dimension, GatherScatterMode.PROMISE_IN_BOUNDS)
+      for t in tangents]
+
+
+ad.primitive_jvps[sort_p] = _sort_jvp
+
+
+def _top_k_jvp(primals, tangents, *, k, axis):
+  (operand,), (tangent,) = primals, tangents
+  values, indices = top_k_p.bind(operand, k=k, axis=axis)
+  index_vectors = reshape(indices, core.get_aval(indices).shape + (1,))
+  return [values, indices], [_gather_along(tangent, index_vectors, axis),
+                             ad.Zero(ad.tangent_aval(core.get_aval(indices)))]
+
+
+ad.primitive_jvps[top_k_p] = _top_k_jvp
+
+
+def _approx_top_k_jvp(primals, tangents, **params):
+  from refimpl.numpy import take_along_axis   # as JAX's rule (jnp builds on lax)
+  (operand,), (tangent,) = primals, tangents
+  values, indices = approx_top_k_p.bind(operand, **params)
+  axis = params["reduction_dimension"] % core.get_aval(operand).ndim
+  return [values, indices], [take_along_axis(tangent, indices, axis=axis),
+                             ad.Zero(ad.tangent_aval(core.get_aval(indices)))]
+
+
+ad.primitive_jvps[approx_top_k_p] = _approx_top_k_jvp

@@ -18,11 +18,18 @@ Rules shared by the primitives here (those of `refimpl/lax/elementwise.py`):
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
-from refimpl.lax.elementwise import binop, naryop, unop
+from refimpl import dtypes
+from refimpl.core import get_aval
+from refimpl.interpreters import ad
+from refimpl.lax import elementwise
+from refimpl.lax.elementwise import (add, binop, div, exp, gt, log, log1p, mul, naryop, neg,
+                                     reciprocal, select, sign, square, sub, unop)
 from refimpl.lax.rules import FLOAT, INTEGER
+from refimpl.lax.shapes import full_like
 
 __all__ = [
     'lgamma', 'digamma', 'polygamma', 'igamma', 'igammac', 'igamma_grad_a',
@@ -152,21 +159,23 @@ polygamma_p = binop("polygamma", FLOAT, _polygamma)
 
 # --- Hurwitz zeta ------------------------------------------------------------------------------
 
-def _bernoulli_numbers(count):
-  """B_2, B_4, ..., B_{2 count} as exact fractions (the Akiyama-Tanigawa algorithm)."""
-  from fractions import Fraction
-  n_max = 2 * count
+def bernoulli_numbers(n):
+  """The Bernoulli numbers B_0 .. B_n as exact fractions, with B_1 = -1/2
+  (the Akiyama-Tanigawa algorithm, which gives +1/2, sign-corrected)."""
   row, numbers = [], []
-  for m in range(n_max + 1):
+  for m in range(n + 1):
     row.append(Fraction(1, m + 1))
     for j in range(m, 0, -1):
       row[j - 1] = j * (row[j - 1] - row[j])
     numbers.append(row[0])
-  return numbers[2::2]
+  if n >= 1:
+    numbers[1] = -numbers[1]
+  return numbers
 
 
 _EULER_MACLAURIN_COEFFICIENTS = [
-    float(b / math.factorial(2 * j)) for j, b in enumerate(_bernoulli_numbers(20), start=1)]
+    float(b / math.factorial(2 * j))
+    for j, b in enumerate(bernoulli_numbers(40)[2::2], start=1)]
 """B_{2j} / (2j)! for j = 1..20: the Euler-Maclaurin correction coefficients."""
 
 
@@ -762,3 +771,100 @@ def betainc(a, b, x):
 def mulhi(x, y, /):
   """The high half of the integer product x * y (the upper N bits of 2N)."""
   return mulhi_p.bind(x, y)
+
+
+# --- differentiation rules ----------------------------------------------------------------------
+# JAX's rules, with the same math and primitives. Where JAX has no rule (zeta,
+# igamma_grad_a, random_gamma_grad), the argument with a closed-form derivative
+# gets it and the other raises, as differentiating betainc's a, b or polygamma's
+# m does in JAX.
+
+def _const(x, value):
+  """`value` as a NumPy scalar of x's dtype (a literal in a jaxpr)."""
+  return np.array(value, get_aval(x).dtype)
+
+
+def _not_differentiable(name, argument):
+  def rule(*args, **params):
+    raise NotImplementedError(f"Differentiation rule for '{name}' with respect to "
+                              f"{argument} not implemented")
+  return rule
+
+
+def _gamma_density(a, x):
+  """x**(a-1) e**-x / Gamma(a): the derivative of igamma(a, x) in x."""
+  return exp(sub(add(neg(x), mul(sub(a, full_like(a, 1)), log(x))), lgamma(a)))
+
+
+ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
+ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(_const(x, 1), x)))
+
+
+def _polygamma_grad_m(g, m, x):
+  raise ValueError("polygamma gradient with respect to m is not supported")
+
+
+ad.defjvp(polygamma_p, _polygamma_grad_m,
+          lambda g, m, x: mul(g, polygamma(add(m, _const(m, 1)), x)))
+
+# d/dq zeta(x, q) = -x zeta(x + 1, q); no closed form in x.
+ad.defjvp(zeta_p, _not_differentiable("zeta", "x"),
+          lambda g, x, q: mul(g, mul(neg(x), zeta(add(x, _const(x, 1)), q))))
+
+ad.defjvp(igamma_p, lambda g, a, x: mul(g, igamma_grad_a(a, x)),
+          lambda g, a, x: mul(g, _gamma_density(a, x)))
+ad.defjvp(igammac_p, lambda g, a, x: neg(mul(g, igamma_grad_a(a, x))),
+          lambda g, a, x: neg(mul(g, _gamma_density(a, x))))
+
+# d/dx dP/da = d/da (dP/dx) = density (log x - digamma(a)); d/da needs d2P/da2.
+ad.defjvp(igamma_grad_a_p, _not_differentiable("igamma_grad_a", "a"),
+          lambda g, a, x: mul(g, mul(_gamma_density(a, x), sub(log(x), digamma(a)))))
+
+
+def _random_gamma_grad_x(g, r, a, x):
+  # r = -(dP/da) / density, so dr/dx = digamma(a) - log(x) - r ((a - 1) / x - 1).
+  one = _const(x, 1)
+  return mul(g, sub(sub(digamma(a), log(x)),
+                    mul(r, sub(div(sub(a, one), x), one))))
+
+
+ad.defjvp2(random_gamma_grad_p, _not_differentiable("random_gamma_grad", "a"),
+           _random_gamma_grad_x)
+
+ad.defjvp2(bessel_i0e_p, lambda g, y, x: mul(g, sub(bessel_i1e(x), mul(sign(x), y))))
+
+
+def _bessel_i1e_jvp(g, y, x):
+  # i1e'(x) = i0e(x) - y (sign(x) + 1/x), which tends to 1/2 at x = 0.
+  eps = _const(x, dtypes.finfo(get_aval(x).dtype).eps)
+  x_is_not_tiny = gt(elementwise.abs(x), eps)
+  safe_x = select(x_is_not_tiny, x, full_like(x, eps))
+  dy_dx = sub(bessel_i0e(safe_x), mul(y, add(sign(safe_x), reciprocal(safe_x))))
+  return mul(g, select(x_is_not_tiny, dy_dx, full_like(x, 0.5)))
+
+
+ad.defjvp2(bessel_i1e_p, _bessel_i1e_jvp)
+
+ad.defjvp(erf_p, lambda g, x: mul(_const(x, 2 / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
+ad.defjvp(erfc_p, lambda g, x: mul(_const(x, -2 / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
+ad.defjvp2(erf_inv_p,
+           lambda g, ans, x: mul(_const(x, np.sqrt(np.pi) / 2), mul(g, exp(square(ans)))))
+
+
+def _betainc_grad_not_implemented(g, a, b, x):
+  raise ValueError("Betainc gradient with respect to a and b not supported.")
+
+
+def _betainc_grad_x(g, a, b, x):
+  # The integrand x**(a-1) (1-x)**(b-1) / B(a, b).
+  log_beta = sub(add(lgamma(a), lgamma(b)), lgamma(add(a, b)))
+  one = _const(a, 1)
+  partial_x = exp(sub(add(mul(sub(b, one), log1p(neg(x))), mul(sub(a, one), log(x))),
+                      log_beta))
+  return mul(partial_x, g)
+
+
+ad.defjvp(regularized_incomplete_beta_p, _betainc_grad_not_implemented,
+          _betainc_grad_not_implemented, _betainc_grad_x)
+
+ad.defjvp_zero(mulhi_p)

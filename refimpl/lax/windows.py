@@ -26,11 +26,14 @@ import numpy as np
 
 from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive, ShapedArray
+from refimpl.interpreters import ad
+from refimpl.interpreters.eval import eval_closed_jaxpr
 from refimpl.lax import elementwise
-from refimpl.lax.reductions import (_max_identity, _min_identity, _wide_dtype, reduction_jaxpr,
-                                    reduce_max_p, reduce_min_p, reduce_sum_p)
-from refimpl.lax.rules import ANY, NUMBER, ORDERED, as_dtype, check_dtype, check_same_dtypes
-from refimpl.lax.shapes import pad_p
+from refimpl.lax.indexing import slice as slice_
+from refimpl.lax.reductions import reduction_jaxpr, reduce_max_p, reduce_min_p, reduce_sum_p
+from refimpl.lax.rules import (ANY, NUMBER, ORDERED, accumulation_dtype, as_dtype, check_dtype,
+                               check_same_dtypes, max_identity, min_identity)
+from refimpl.lax.shapes import pad, pad_p
 
 __all__ = ['reduce_window', 'reduce_window_shape_tuple', 'padtype_to_pads',
            'reduce_window_sum_p', 'reduce_window_max_p', 'reduce_window_min_p',
@@ -44,7 +47,7 @@ def _dilate_dim(size, dilation):
   return 0 if size == 0 else 1 + dilation * (size - 1)
 
 
-def _dilate_shape(shape, dilation):
+def dilate_shape(shape, dilation):
   """`shape` dilated; leading dimensions without a dilation are left as they are."""
   if not all(d > 0 for d in dilation):
     raise TypeError(f"All dilations must be positive, got {tuple(dilation)}.")
@@ -52,7 +55,7 @@ def _dilate_shape(shape, dilation):
   return tuple(_dilate_dim(d, k) for d, k in zip(shape, dilation))
 
 
-def _stride_dim(size, window, stride):
+def stride_dim(size, window, stride):
   """How many windows of `window` positions, `stride` apart, fit in `size`."""
   return max(0, (size - window) // stride + 1)
 
@@ -61,11 +64,11 @@ def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, 
                               base_dilation=None, window_dilation=None):
   """The output shape of a windowed reduction (see the module docstring)."""
   if base_dilation is not None:
-    operand_shape = _dilate_shape(operand_shape, base_dilation)
+    operand_shape = dilate_shape(operand_shape, base_dilation)
   if window_dilation is not None:
-    window_dimensions = _dilate_shape(window_dimensions, window_dilation)
+    window_dimensions = dilate_shape(window_dimensions, window_dilation)
   padded = [d + lo + hi for d, (lo, hi) in zip(operand_shape, padding)]
-  return tuple(_stride_dim(d, w, s)
+  return tuple(stride_dim(d, w, s)
                for d, w, s in zip(padded, window_dimensions, window_strides))
 
 
@@ -203,13 +206,13 @@ reduce_window_sum_p = _monoid_window_primitive(
     precision rounded once, integers wrap around.""" + _WINDOW_PARAMS_DOC)
 
 reduce_window_max_p = _monoid_window_primitive(
-    "reduce_window_max", ANY, reduce_max_p, _max_identity,
+    "reduce_window_max", ANY, reduce_max_p, max_identity,
     """Maximum of the operand elements under each window; NaN if any is NaN.
     A window over padding and holes only gives the dtype's smallest value
     (-inf, the minimum integer, False).""" + _WINDOW_PARAMS_DOC)
 
 reduce_window_min_p = _monoid_window_primitive(
-    "reduce_window_min", ANY, reduce_min_p, _min_identity,
+    "reduce_window_min", ANY, reduce_min_p, min_identity,
     """Minimum of the operand elements under each window; NaN if any is NaN.
     A window over padding and holes only gives the dtype's largest value
     (+inf, the maximum integer, True).""" + _WINDOW_PARAMS_DOC)
@@ -297,8 +300,8 @@ def _monoid_window_primitive_for(computation, init_value, dtype):
   if value is None:
     return None
   monoids = {elementwise.add: (reduce_window_sum_p, 0),
-             elementwise.max: (reduce_window_max_p, _max_identity(dtype)),
-             elementwise.min: (reduce_window_min_p, _min_identity(dtype))}
+             elementwise.max: (reduce_window_max_p, max_identity(dtype)),
+             elementwise.min: (reduce_window_min_p, min_identity(dtype))}
   for fn, (prim, identity) in monoids.items():
     if computation is fn and value == identity:
       return prim
@@ -338,7 +341,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     raise ValueError("reduce_window must have at least one operand.")
   if isinstance(padding, str):
     dilated_window = (window_dimensions if window_dilation is None
-                      else _dilate_shape(window_dimensions, window_dilation))
+                      else dilate_shape(window_dimensions, window_dilation))
     padding = padtype_to_pads(core.get_aval(flat_operands[0]).shape, dilated_window,
                               window_strides, padding)
   params = _canonical_window_params(window_dimensions, window_strides, padding,
@@ -420,7 +423,7 @@ def _selected_positions(chosen, window_dimensions, window_strides, padding, oper
 
 
 def _select_prim_identity(select_prim, dtype):
-  return (_max_identity if select_prim is elementwise.ge_p else _min_identity)(dtype)
+  return (max_identity if select_prim is elementwise.ge_p else min_identity)(dtype)
 
 
 def _check_select_prim(name, select_prim):
@@ -466,11 +469,7 @@ def _select_and_scatter_add_reference(source, operand, *, select_prim, window_di
   positions, inside = _selected_positions(chosen, window_dimensions, window_strides,
                                           padding, operand.shape)
   positions = tuple(p[inside] for p in positions)
-  if dtypes.is_bool(operand.dtype):
-    out = np.zeros(operand.shape, bool)
-    np.logical_or.at(out, positions, source[inside])
-    return out
-  out = np.zeros(operand.shape, _wide_dtype(operand.dtype))
+  out = np.zeros(operand.shape, accumulation_dtype(operand.dtype))
   np.add.at(out, positions, source[inside].astype(out.dtype))
   return as_dtype(out, operand.dtype)
 
@@ -640,3 +639,125 @@ def select_and_gather_add(tangents, operand, select_prim, window_dimensions, win
   return select_and_gather_add_p.bind(
       tangents, operand, select_prim=select_prim, **_canonical_window_params(
           window_dimensions, window_strides, padding, base_dilation, window_dilation))
+
+
+# --- differentiation rules -----------------------------------------------------------------
+
+def _transpose_padding(in_shape, window_dimensions, window_strides, out_shape, padding,
+                       base_dilation, window_dilation):
+  """(lo, hi) padding of a window output (its elements `window_strides` apart)
+  such that the windows over it, strided by `base_dilation`, are the
+  transposed windows: one per operand element (JAX's
+  `_conv_general_vjp_lhs_padding`)."""
+  operand = dilate_shape(in_shape, base_dilation)
+  window = dilate_shape(window_dimensions, window_dilation)
+  out = dilate_shape(out_shape, window_strides)
+  lo = [w - p - 1 for w, (p, _) in zip(window, padding)]
+  return [(l, d + w - 1 - o - l) for l, d, w, o in zip(lo, operand, window, out)]
+
+
+def _reduce_window_sum_transpose(ct, operand, *, window_dimensions, window_strides, padding,
+                                 base_dilation, window_dilation):
+  # Each operand element was added into every window holding it: spread the
+  # cotangent out (strides as holes) and sum it over the same windows, which
+  # are symmetric, so they need no flip.
+  in_shape = operand.aval.shape
+  ct_aval = core.get_aval(ct)
+  pads = _transpose_padding(in_shape, window_dimensions, window_strides, ct_aval.shape,
+                            padding, base_dilation, window_dilation)
+  spread = pad(ct, np.zeros((), ct_aval.dtype),
+               [(lo, hi, s - 1) for (lo, hi), s in zip(pads, window_strides)])
+  ones = (1,) * len(in_shape)
+  return [reduce_window_sum(spread, window_dimensions, base_dilation, [(0, 0)] * len(in_shape),
+                            base_dilation=ones, window_dilation=window_dilation)]
+
+
+ad.deflinear2(reduce_window_sum_p, _reduce_window_sum_transpose)
+
+
+def _chooser_jvp(select_prim):
+  """The JVP of reduce_window_max (ge) / min (le): each window's tangent is
+  the one at its selected element."""
+  def rule(t, operand, **window_params):
+    return select_and_gather_add(t, operand, select_prim, **window_params)
+  return rule
+
+
+ad.defjvp(reduce_window_max_p, _chooser_jvp(elementwise.ge_p))
+ad.defjvp(reduce_window_min_p, _chooser_jvp(elementwise.le_p))
+
+
+def _reduce_window_jvp(primals, tangents, *, jaxpr, consts, **window_params):
+  # Reduces the (primal, tangent) pairs together, with the JVP of the
+  # computation; only inexact operands carry tangents.
+  n = len(primals) // 2
+  operands, inits = primals[:n], primals[n:]
+  if not all(isinstance(t, ad.Zero) for t in tangents[n:]):
+    raise TypeError("reduce_window jvp does not support non-zero init_value_tangent.")
+  has_tangent = [dtypes.is_inexact(core.get_aval(x).dtype) for x in operands]
+  jvp_closed, _ = ad.jvp_jaxpr(jaxpr, has_tangent * 2, instantiate=has_tangent)
+  m = n + sum(has_tangent)
+
+  def computation(acc, x):
+    return eval_closed_jaxpr(jvp_closed, *acc[:n], *x[:n], *acc[n:], *x[n:])
+
+  tangent_operands = [ad.instantiate_zeros(t) for t, d in zip(tangents[:n], has_tangent) if d]
+  tangent_inits = [ad.zeros_like_aval(core.get_aval(x)) for x, d in zip(inits, has_tangent)
+                   if d]
+  outs = reduce_window([*operands, *tangent_operands], [*inits, *tangent_inits], computation,
+                       **window_params)
+  out_tangents = iter(outs[n:m])
+  return outs[:n], [next(out_tangents) if d else ad.Zero(ad.tangent_aval(core.get_aval(o)))
+                    for o, d in zip(outs[:n], has_tangent)]
+
+
+ad.primitive_jvps[reduce_window_p] = _reduce_window_jvp
+
+
+def _linear_in_first(prim):
+  """The JVP for the first argument of `prim`, linear in it (the second
+  argument, the operand, only selects: its tangent contributes nothing)."""
+  return lambda t, _, operand, **params: prim.bind(t, operand, **params)
+
+
+def _select_and_scatter_add_transpose(ct, source, operand, *, select_prim, window_dimensions,
+                                      window_strides, padding):
+  # Linear in `source`: scattering to the selected elements transposes to
+  # gathering from them.
+  ones = (1,) * len(window_dimensions)
+  return [select_and_gather_add(ct, operand, select_prim, window_dimensions, window_strides,
+                                padding, ones, ones), None]
+
+
+ad.defjvp(select_and_scatter_add_p, _linear_in_first(select_and_scatter_add_p), None)
+ad.deftranspose(select_and_scatter_add_p, _select_and_scatter_add_transpose)
+
+
+def _select_and_gather_add_transpose(ct, tangents, operand, *, select_prim, window_dimensions,
+                                     window_strides, padding, base_dilation, window_dilation):
+  # Linear in `tangents`: gathering from the selected elements transposes to
+  # scattering to them. Base dilation: the holes become elements that are
+  # never selected (the select identity), dropped afterwards.
+  if any(d != 1 for d in window_dilation):
+    raise NotImplementedError(f"VJP not implemented for select_and_gather (MaxPool) with "
+                              f"window dilation, got window_dilation={window_dilation}.")
+  dilated = any(d != 1 for d in base_dilation)
+  if dilated:
+    dtype = core.get_aval(operand).dtype
+    identity = np.asarray(_select_prim_identity(select_prim, dtype), dtype)
+    operand = pad(operand, identity, [(0, 0, d - 1) for d in base_dilation])
+  result = select_and_scatter_add(ct, operand, select_prim, window_dimensions, window_strides,
+                                  padding)
+  if dilated:
+    shape = core.get_aval(result).shape
+    result = slice_(result, (0,) * len(shape), shape, base_dilation)
+  return [result, None]
+
+
+ad.defjvp(select_and_gather_add_p, _linear_in_first(select_and_gather_add_p), None)
+ad.deftranspose(select_and_gather_add_p, _select_and_gather_add_transpose)
+
+# As JAX: the generic select_and_scatter (any select and scatter computations)
+# has no derivative; max pooling differentiates through select_and_gather_add.
+ad.defjvp_unsupported(select_and_scatter_p, NotImplementedError,
+                      "Differentiation rule for 'select_and_scatter' not implemented")

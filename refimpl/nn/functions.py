@@ -359,7 +359,10 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
   masks; with both sequence lengths, padded query rows give 0. With
   `return_residual`, also returns the float32 logsumexp of each query's
   (masked, scaled) logits, shaped (B, T, N) (or (T, N)).
-  `implementation='cudnn'` is not available here (NotImplementedError).
+  `implementation='cudnn'` raises RuntimeError("cuDNN is not detected."),
+  as JAX does on a machine without cuDNN (after checking that a
+  `local_window_size` has no right window unless the mask is causal without
+  sequence lengths).
   """
   output_shape = asarray(query).shape
   query, key, value = _ensure_4d(query), _ensure_4d(key), _ensure_4d(value)
@@ -385,8 +388,12 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
   if implementation not in (None, 'xla', 'cudnn'):
     raise ValueError(f"Unsupported implementation option: {implementation}")
   if implementation == 'cudnn':
-    raise NotImplementedError("The cuDNN implementation of dot_product_attention is not "
-                              "available; use implementation='xla' or None.")
+    right_window = 0 if local_window_size is None else local_window_size[1]
+    causal_mask = is_causal and query_seq_lengths is None and key_value_seq_lengths is None
+    if right_window != 0 and not causal_mask:
+      raise ValueError(f"cuDNN doesn't support right window: {right_window} "
+                       "when causal mask is not used.")
+    raise RuntimeError("cuDNN is not detected.")   # as JAX on a machine without cuDNN
   scale = 1.0 / np.sqrt(H) if scale is None else scale
 
   T, N = query.shape[1], query.shape[2]

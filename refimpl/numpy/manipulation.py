@@ -310,10 +310,11 @@ def _split(fun_name, ary, indices_or_sections, axis):
   axis = canonicalize_axis(axis, ary.ndim)
   length = ary.shape[axis]
   if np.ndim(indices_or_sections) > 0 or isinstance(indices_or_sections, (list, tuple)):
+    # Unlike NumPy, JAX takes split points literally: negative, decreasing or
+    # out-of-range points give negative sizes, which lax.split rejects.
     bounds = [0] + [operator.index(concrete(i, f"in jax.numpy.{fun_name} argument 1"))
                     for i in indices_or_sections] + [length]
-    bounds = np.clip([b + length if b < 0 else b for b in bounds], 0, length)
-    sizes = np.diff(np.maximum.accumulate(bounds))
+    sizes = np.diff(bounds)
   else:
     sections = operator.index(concrete(indices_or_sections,
                                        f"in jax.numpy.{fun_name} argument 1"))
@@ -522,11 +523,12 @@ def _roll_dynamic(a, shift, axes):
 
 def _pairs(values, nd, name):
   """`values` broadcast to nd (before, after) pairs of concrete values."""
-  values = np.asarray(concrete(values, f"jnp.pad {name}") if is_array(values) else values)
+  try:
+    values = np.asarray(concrete(values, f"jnp.pad {name}") if is_array(values) else values)
+  except ValueError:   # NumPy refuses ragged nesting
+    raise TypeError(f"`{name}` entries must be the same shape: {values}") from None
   if values.dtype == object:
     raise TypeError(f"`{name}` entries must be the same shape: {values}")
-  if nd == 0 and values.size == 0:
-    return np.zeros((0, 2), np.int64)
   if values.shape in ((nd, 2), (1, 2), (2,), (1,), ()):
     return np.broadcast_to(values, (nd, 2))
   raise ValueError(f"jnp.pad: {name} with nd={nd} has unsupported shape {values.shape}. "
@@ -542,7 +544,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
   """
   array = ensure_arraylike("pad", array)
   widths = _pairs(pad_width, array.ndim, "pad_width")
-  if not dtypes.is_integer(widths.dtype):
+  if widths.size and not dtypes.is_integer(widths.dtype):
     raise TypeError("`pad_width` must be of integral type.")
   if (widths < 0).any():
     raise ValueError("index can't contain negative values")

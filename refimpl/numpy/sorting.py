@@ -103,13 +103,9 @@ def lexsort(keys, axis=-1):
 
 
 def _complex_dtype(dtype):
-  """The complex dtype `dtype` converts to: complex128 for float64 (x64),
-  complex64 otherwise."""
-  if dtypes.is_complex(dtype):
-    return dtype
-  inexact = dtype if dtypes.is_inexact(dtype) else dtypes.promote_types(dtype, np.float64)
-  wide = inexact == dtypes.float64
-  return dtypes.canonicalize_dtype(dtypes.complex128 if wide else dtypes.complex64)
+  """The canonical complex dtype `dtype` converts to (also used by
+  numpy/polynomial.py)."""
+  return dtypes.canonicalize_dtype(dtypes.to_complex_dtype(dtype))
 
 
 @jit

@@ -10,6 +10,16 @@ array plus a Python float is float32.
 The functions that JAX wraps in a (non-inlined) `jit` are wrapped here too,
 so they appear in a traced program as `jit[name=remainder ...]` equations,
 as in JAX; the others are inlined.
+
+As in JAX, some of them are `jnp.ufunc` objects (refimpl/numpy/ufunc_api.py),
+with NumPy's methods: `negative`, and the binary `add`, `subtract`,
+`multiply`, `maximum`, `minimum`, `logaddexp`, `logaddexp2`, `logical_and`,
+`logical_or`, `logical_xor`, `bitwise_and`, `bitwise_or` and `bitwise_xor`.
+Calling one calls the function below; its `identity` and the fast methods
+are JAX's (`jnp.add.reduce` is `jnp.sum`, `jnp.add.accumulate` is
+`jnp.cumsum`, `jnp.add.at` is `x.at[i].add`, `jnp.logical_and.reduce` is one
+`reduce_and`, ...). The others, `jnp.sin` or `jnp.divmod` for example, are
+plain functions, as in JAX.
 """
 
 import functools
@@ -19,11 +29,14 @@ import numpy as np
 
 from refimpl import core, dtypes, lax
 from refimpl.api import jit
+from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy.creation import broadcast_shapes
+from refimpl.numpy.ufunc_api import ufunc
 from refimpl.numpy.util import (check_arraylike, promote_args, promote_args_inexact,
                                 promote_args_numeric, promote_dtypes,
                                 promote_dtypes_inexact, promote_dtypes_numeric,
                                 promote_shapes, shape_of)
+import refimpl.numpy as jnp  # the package, still being built: names resolve at call time
 
 __all__ = [
     'add', 'subtract', 'multiply', 'true_divide', 'divide', 'floor_divide',
@@ -98,18 +111,142 @@ def _where(condition, x, y):
   return lax.select(condition, x, y)
 
 
+# --- ufunc objects and their fast methods ---------------------------------------------------
+
+def unary_ufunc(func):
+  """`func`, a function of one array, as a `jnp.ufunc`."""
+  return ufunc(func, 1, 1, call=func)
+
+
+def binary_ufunc(identity, reduce=None, accumulate=None, at=None):
+  """Decorator: a function of two arrays as a `jnp.ufunc` with this
+  `identity` and, for the methods given, these fast implementations (JAX's);
+  the other methods fold the function over the array."""
+  return lambda func: ufunc(func, 2, 1, identity=identity, call=func, reduce=reduce,
+                            accumulate=accumulate, at=at)
+
+
+def _late(name):
+  """`jnp.<name>`, looked up when called (refimpl/numpy/reductions.py imports
+  this module, so its functions do not exist yet when this one is built)."""
+  return lambda *args, **kwargs: getattr(jnp, name)(*args, **kwargs)
+
+
+def _reduced_axes(ndim, axis):
+  """`axis` (None, an int or a tuple of ints) as a tuple of non-negative axes."""
+  if axis is None:
+    return tuple(range(ndim))
+  return tuple(canonicalize_axis(d, ndim) for d in (axis if isinstance(axis, tuple) else (axis,)))
+
+
+def _extremum_reduce(name):
+  """`jnp.maximum.reduce` (`jnp.minimum.reduce`): `jnp.max` (`jnp.min`) of
+  the array converted to `dtype`. There is no identity: an empty axis, or a
+  `where` mask, needs `initial`."""
+  def reduce(a, *, axis, dtype, keepdims, initial, where):
+    a = _asarray(a) if dtype is None else astype(a, dtype)
+    return getattr(jnp, name)(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
+  return reduce
+
+
+def _bitwise_reduce(lax_op, identity, logical=False):
+  """The `reduce` of a bitwise ufunc, or with `logical` of a logical one: one
+  `lax.reduce` with `lax_op` (`reduce_and`, `reduce_or` or `reduce_xor`) over
+  the axes, as JAX's reductions._reduce_bitwise_* and _reduce_logical_*.
+
+  A bitwise reduction needs integers or booleans (ValueError otherwise); a
+  logical one first converts its operand to bool (the real part of a complex
+  one, as in JAX). The operand is converted to `dtype` if given; `where`
+  masks with `identity` (-1, all bits set, for `and`) and `initial` is
+  combined with the result.
+  """
+  def reduce(a, *, axis, dtype, keepdims, initial, where):
+    a = _asarray(a)
+    if logical:
+      a = lax.convert_element_type(real(a), dtypes.bool_)
+    elif not (dtypes.is_integer(a.dtype) or dtypes.is_bool(a.dtype)):
+      raise ValueError(f"integer argument required; got dtype={a.dtype}")
+    dtype = a.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
+    a = lax.convert_element_type(a, dtype)
+    axes = _reduced_axes(a.ndim, axis)
+    init = np.array(identity).astype(dtype)
+    if where is not None:
+      a = _where(where, a, init)
+    result = lax.reduce(a, init, lax_op, axes)
+    if initial is not None:
+      result = lax_op(lax.convert_element_type(initial, dtype), result)
+    return lax.expand_dims(result, axes) if keepdims else result
+  return reduce
+
+
+def _logsumexp(a, *, axis, dtype, keepdims, initial, where):
+  """`jnp.logaddexp.reduce`: log(sum(exp(a))) over the axes, as JAX's
+  reductions._logsumexp computes it. The maximum (of the real parts) is
+  subtracted before `exp` and added back after `log`, so nothing overflows;
+  where it is not finite, 0 is subtracted instead. An empty reduction gives
+  -inf (the identity). `dtype` is ignored, as in JAX."""
+  a, = promote_dtypes_inexact(a)
+  axes = _reduced_axes(a.ndim, axis)
+  amax = jnp.max(real(a), axis=axes, keepdims=keepdims, where=where, initial=-np.inf)
+  amax = lax.stop_gradient(lax.select(lax.is_finite(amax), amax, lax.full_like(amax, 0)))
+  amax_with_dims = amax if keepdims else lax.expand_dims(amax, axes)
+  exp_a = lax.exp(lax.sub(a, lax.convert_element_type(amax_with_dims, a.dtype)))
+  sumexp = jnp.sum(exp_a, axis=axes, keepdims=keepdims, where=where)
+  result = lax.add(lax.log(sumexp), lax.convert_element_type(amax, sumexp.dtype))
+  return result if initial is None else logaddexp(initial, result)
+
+
+def _logsumexp2(a, *, axis, dtype, keepdims, initial, where):
+  """`jnp.logaddexp2.reduce`: `_logsumexp(a * ln 2) / ln 2`, as in JAX."""
+  ln2 = float(np.log(2))
+  if initial is not None:
+    initial = multiply(initial, ln2)
+  return true_divide(_logsumexp(multiply(a, ln2), axis=axis, dtype=dtype, keepdims=keepdims,
+                                initial=initial, where=where), ln2)
+
+
+def _as_int32(x):
+  return lax.convert_element_type(x, dtypes.int32)
+
+
+def _add_at(a, indices, b):
+  """`jnp.add.at`: `a.at[indices].add(b)`; booleans are added as int32 (so a
+  repeated index ors)."""
+  if a.dtype == dtypes.bool_:
+    a, b = _as_int32(a), _as_int32(lax.convert_element_type(b, dtypes.bool_))
+    return lax.convert_element_type(a.at[indices].add(b), dtypes.bool_)
+  return a.at[indices].add(b)
+
+
+def _multiply_at(a, indices, b):
+  """`jnp.multiply.at`: `a.at[indices].multiply(b)` (booleans as int32)."""
+  if a.dtype == dtypes.bool_:
+    a, b = _as_int32(a), _as_int32(lax.convert_element_type(b, dtypes.bool_))
+    return lax.convert_element_type(a.at[indices].multiply(b), dtypes.bool_)
+  return a.at[indices].multiply(b)
+
+
+def _subtract_at(a, indices, b):
+  """`jnp.subtract.at`: `a.at[indices].subtract(b)`."""
+  return a.at[indices].subtract(b)
+
+
 # --- arithmetic ---------------------------------------------------------------------------
 
+@binary_ufunc(identity=0, reduce=_late("sum"), accumulate=_late("cumsum"), at=_add_at)
 def add(x, y, /):
   """x + y; for booleans, logical or."""
   x, y = promote_args("add", x, y)
   return lax.add(x, y) if x.dtype != dtypes.bool_ else lax.bitwise_or(x, y)
 
 
+@binary_ufunc(identity=None, at=_subtract_at)
 def subtract(x, y, /):
   return lax.sub(*promote_args("subtract", x, y))
 
 
+@binary_ufunc(identity=1, reduce=_late("prod"), accumulate=_late("cumprod"),
+               at=_multiply_at)
 def multiply(x, y, /):
   """x * y; for booleans, logical and."""
   x, y = promote_args("multiply", x, y)
@@ -241,6 +378,7 @@ def float_power(x1, x2, /):
   return lax.pow(*promote_args_inexact("float_power", x1, x2))
 
 
+@unary_ufunc
 def negative(x, /):
   """-x. Unsigned integers wrap (2**bits - x); booleans are rejected."""
   return lax.neg(*promote_args("negative", x))
@@ -453,6 +591,7 @@ def _logaddexp(x1, x2, exp_fn, scale):
   return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi * scale))
 
 
+@binary_ufunc(identity=-np.inf, reduce=_logsumexp)
 @jit
 def logaddexp(x1, x2, /):
   """log(exp(x1) + exp(x2)), computed without overflow."""
@@ -460,6 +599,7 @@ def logaddexp(x1, x2, /):
   return _logaddexp(x1, x2, lax.exp, 1)
 
 
+@binary_ufunc(identity=-np.inf, reduce=_logsumexp2)
 @jit
 def logaddexp2(x1, x2, /):
   """log2(2**x1 + 2**x2), computed without overflow."""
@@ -597,11 +737,13 @@ degrees = rad2deg
 
 # --- comparisons, extrema -------------------------------------------------------------------
 
+@binary_ufunc(identity=None, reduce=_extremum_reduce("max"))
 def maximum(x, y, /):
   """Elementwise maximum, NaN-propagating."""
   return lax.max(*promote_args("maximum", x, y))
 
 
+@binary_ufunc(identity=None, reduce=_extremum_reduce("min"))
 def minimum(x, y, /):
   """Elementwise minimum, NaN-propagating."""
   return lax.min(*promote_args("minimum", x, y))
@@ -672,14 +814,17 @@ def greater_equal(x, y, /):
 
 # --- logic and bits -------------------------------------------------------------------------
 
+@binary_ufunc(identity=True, reduce=_bitwise_reduce(lax.bitwise_and, True, logical=True))
 def logical_and(x, y, /):
   return lax.bitwise_and(*map(_to_bool, promote_args("logical_and", x, y)))
 
 
+@binary_ufunc(identity=False, reduce=_bitwise_reduce(lax.bitwise_or, False, logical=True))
 def logical_or(x, y, /):
   return lax.bitwise_or(*map(_to_bool, promote_args("logical_or", x, y)))
 
 
+@binary_ufunc(identity=False, reduce=_bitwise_reduce(lax.bitwise_xor, False, logical=True))
 def logical_xor(x, y, /):
   return lax.bitwise_xor(*map(_to_bool, promote_args("logical_xor", x, y)))
 
@@ -688,14 +833,17 @@ def logical_not(x, /):
   return lax.bitwise_not(*map(_to_bool, promote_args("logical_not", x)))
 
 
+@binary_ufunc(identity=-1, reduce=_bitwise_reduce(lax.bitwise_and, -1))
 def bitwise_and(x, y, /):
   return lax.bitwise_and(*promote_args("bitwise_and", x, y))
 
 
+@binary_ufunc(identity=0, reduce=_bitwise_reduce(lax.bitwise_or, 0))
 def bitwise_or(x, y, /):
   return lax.bitwise_or(*promote_args("bitwise_or", x, y))
 
 
+@binary_ufunc(identity=0, reduce=_bitwise_reduce(lax.bitwise_xor, 0))
 def bitwise_xor(x, y, /):
   return lax.bitwise_xor(*promote_args("bitwise_xor", x, y))
 

@@ -1,27 +1,27 @@
 """The rest of `jax.numpy`: type predicates, printing, I/O, `block`,
-`apply_along_axis`, bit packing, window functions, `einsum_path` and `ufunc`.
+`apply_along_axis`, bit packing, window functions and `einsum_path`; `ufunc`
+and `frompyfunc` (refimpl/numpy/ufunc_api.py) are exported from here.
 
 Functions of values (iscomplex, packbits, the windows, ...) are built on lax,
 in the order JAX builds them. The I/O and printing functions need concrete
-values, as in JAX (they call NumPy). Two functions that JAX builds on `vmap`
-(`apply_along_axis`, and calling a `frompyfunc` ufunc) apply the function to
-each slice or element in a Python loop instead: same results, a longer jaxpr.
+values, as in JAX (they call NumPy). `apply_along_axis`, which JAX builds on
+`vmap`, applies the function to each slice in a Python loop instead: same
+results, a longer jaxpr.
 """
 
 import builtins
 import math
-import operator
 
 import numpy as np
 
 from refimpl import core, dtypes, lax
 from refimpl.api import ShapeDtypeStruct, eval_shape
 from refimpl.lax.shapes import canonicalize_axis
-from refimpl.numpy.creation import (arange, asarray, broadcast_arrays, broadcast_to,
-                                    concrete, ensure_arraylike)
+from refimpl.numpy.creation import arange, asarray, concrete, ensure_arraylike
 from refimpl.numpy.manipulation import (concatenate, expand_dims, moveaxis, pad, ravel,
                                         reshape, stack, swapaxes, transpose)
 from refimpl.numpy import ufuncs
+from refimpl.numpy.ufunc_api import frompyfunc, ufunc  # noqa: F401 (exported from here)
 from refimpl.numpy.reductions import sum as _sum
 from refimpl.numpy.util import check_arraylike
 
@@ -369,234 +369,3 @@ def einsum_path(subscripts, /, *operands, optimize="auto"):
   stand_ins = [np.broadcast_to(np.float32(0), shape) for shape in shapes]  # no data
   return np.einsum_path(subscripts, *stand_ins, optimize=optimize)
 
-
-# --- ufunc ------------------------------------------------------------------------------
-
-def _stand_in(x):
-  """A scalar ShapeDtypeStruct of `x`'s dtype and weak type (for eval_shape)."""
-  aval = core.get_aval(x)
-  return ShapeDtypeStruct((), aval.dtype, weak_type=aval.weak_type)
-
-
-class ufunc:
-  """A universal function: `func` of `nin` scalars (giving `nout` values)
-  applied elementwise to broadcast arrays, with NumPy's ufunc methods.
-
-  `jnp.frompyfunc(func, nin, nout, identity=...)` makes one. Calling it
-  broadcasts the arguments and applies `func` to each element in turn (JAX
-  maps it with `vmap`: same values); `outer`, `reduce`, `accumulate`, `at` and
-  `reduceat` are built on calls, so `func` need only handle scalars.
-  (In JAX the jnp ufuncs such as `jnp.add` are themselves `ufunc` objects;
-  here they are plain functions.)
-  """
-
-  def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None):
-    self._func = func
-    self.__name__ = name or func.__name__
-    self.__doc__ = func.__doc__
-    self._nin, self._nout = operator.index(nin), operator.index(nout)
-    self._nargs = operator.index(nargs or nin)
-    self._identity = identity
-
-  nin = property(lambda self: self._nin)
-  nout = property(lambda self: self._nout)
-  nargs = property(lambda self: self._nargs)
-  identity = property(lambda self: self._identity)
-
-  def _key(self):
-    return (self._func, self.__name__, self._identity, self._nin, self._nout, self._nargs)
-
-  def __hash__(self):
-    return hash(self._key())
-
-  def __eq__(self, other):
-    return isinstance(other, ufunc) and self._key() == other._key()
-
-  def __repr__(self):
-    return f"<jnp.ufunc '{self.__name__}'>"
-
-  def __call__(self, *args, out=None, where=None):
-    check_arraylike(self.__name__, *args)
-    if out is not None:
-      raise NotImplementedError(f"out argument of {self}")
-    if where is not None:
-      raise NotImplementedError(f"where argument of {self}")
-    return self._elementwise(*args)
-
-  def _elementwise(self, *args):
-    """`func` applied to each element of the broadcast `args`, results stacked."""
-    args = broadcast_arrays(*args)
-    shape = args[0].shape if args else ()
-    as_tuple = lambda out: tuple(out) if self.nout > 1 else (out,)
-    if shape == ():
-      outs = [asarray(o) for o in as_tuple(self._func(*args))]
-    elif math.prod(shape) == 0:
-      structs = as_tuple(eval_shape(self._func, *map(_stand_in, args)))
-      outs = [lax.full(shape, 0, s.dtype) for s in structs]
-    else:
-      flat = [ravel(x) for x in args]
-      per_element = [as_tuple(self._func(*(x[i] for x in flat)))
-                     for i in range(flat[0].shape[0])]
-      outs = [reshape(stack([asarray(o[k]) for o in per_element]), shape)
-              for k in range(self.nout)]
-    return tuple(outs) if self.nout > 1 else outs[0]
-
-  def _check_binary(self, method):
-    if self.nin != 2:
-      raise ValueError(f"{method} only supported for binary ufuncs")
-    if self.nout != 1:
-      raise ValueError(f"{method} only supported for functions returning a single value")
-
-  def _result_dtype(self, arr):
-    """The dtype of `func(x, x)` for elements `x` of `arr`."""
-    return eval_shape(self._func, _stand_in(arr), _stand_in(arr)).dtype
-
-  def outer(self, A, B, /):
-    """`func(a, b)` for every pair: the result has shape `A.shape + B.shape`."""
-    self._check_binary("outer")
-    check_arraylike(f"{self.__name__}.outer", A, B)
-    A, B = asarray(A), asarray(B)
-    return self(lax.expand_dims(A, range(A.ndim, A.ndim + B.ndim)), B)
-
-  def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None,
-             where=None):
-    """Folds `func` over `axis` (None: all axes) from the first element (or
-    from `initial`, else the identity, when given), as `np.ufunc.reduce`.
-
-    `where` (boolean, broadcast to `a`) skips elements; it needs an identity
-    or `initial`. An empty axis gives `initial` (or the identity), and is a
-    ValueError when there is neither. A tuple of axes is not supported.
-    """
-    self._check_binary("reduce")
-    check_arraylike(f"{self.__name__}.reduce", a)
-    if out is not None:
-      raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
-    if initial is not None:
-      check_arraylike(f"{self.__name__}.reduce", initial)
-    if where is not None:
-      check_arraylike(f"{self.__name__}.reduce", where)
-      if self.identity is None and initial is None:
-        raise ValueError(f"reduction operation {self.__name__!r} does not have an "
-                         "identity, so to use a where mask one has to specify 'initial'.")
-      if dtypes.dtype(where) != dtypes.bool_:
-        raise ValueError(f"where argument must have dtype=bool; got dtype={dtypes.dtype(where)}")
-    arr = asarray(a)
-    initial = self.identity if initial is None else initial
-    dtype = self._result_dtype(arr) if dtype is None else dtypes.canonicalize_dtype(dtype)
-    if where is not None:
-      where = broadcast_to(where, arr.shape)
-    if isinstance(axis, tuple):
-      raise NotImplementedError("tuple of axes")
-    if axis is None:
-      final_shape = (1,) * arr.ndim if keepdims else ()
-      arr = ravel(arr)
-      where = None if where is None else ravel(where)
-      axis = 0
-    else:
-      axis = canonicalize_axis(axis, arr.ndim)
-      final_shape = arr.shape[:axis] + (1,) * keepdims + arr.shape[axis + 1:]
-    arr = moveaxis(arr, axis, 0)
-    where = None if where is None else moveaxis(where, axis, 0)
-    if arr.shape[0] == 0:
-      if initial is None:
-        raise ValueError(f"zero-size array to reduction operation {self.__name__} "
-                         "which has no identity")
-      return lax.full(final_shape, initial, dtype)
-    if initial is None:
-      start, result = 1, arr[0]
-    else:
-      start, result = 0, initial
-    result = broadcast_to(asarray(result).astype(dtype), arr.shape[1:])
-    for i in range(start, arr.shape[0]):
-      step = self(result, arr[i].astype(dtype))
-      result = step if where is None else ufuncs.where(where[i], step, result)
-    return reshape(result, final_shape) if keepdims else result
-
-  def accumulate(self, a, axis=0, dtype=None, out=None):
-    """The running fold of `func` along `axis`: `out[0] = a[0]`,
-    `out[i] = func(out[i-1], a[i])`, as `np.ufunc.accumulate`."""
-    self._check_binary("accumulate")
-    if out is not None:
-      raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
-    check_arraylike(f"{self.__name__}.accumulate", a)
-    arr = asarray(a)
-    dtype = self._result_dtype(arr) if dtype is None else dtypes.canonicalize_dtype(dtype)
-    if axis is None or isinstance(axis, tuple):
-      raise ValueError("accumulate does not allow multiple axes")
-    axis = canonicalize_axis(axis, arr.ndim)
-    if arr.size == 0:
-      return lax.full(arr.shape, 0, dtype)
-    arr = moveaxis(arr, axis, 0)
-    results = [arr[0].astype(dtype)]
-    for i in range(1, arr.shape[0]):
-      results.append(self(results[-1], arr[i].astype(dtype)))
-    return moveaxis(stack(results), 0, axis)
-
-  def at(self, a, indices, b=None, /, *, inplace=True):
-    """A copy of `a` with `func` applied at `indices` (with values `b` for a
-    binary ufunc); repeated indices apply it repeatedly, in order.
-
-    JAX arrays are immutable: pass `inplace=False` to get the updated copy.
-    """
-    if inplace:
-      raise NotImplementedError(
-          "Because JAX arrays are immutable, jnp.ufunc.at() cannot operate inplace "
-          "like np.ufunc.at(). Instead, you can pass inplace=False and capture the "
-          "result; e.g.\n>>> arr = jnp.add.at(arr, ind, val, inplace=False)")
-    args = () if b is None else (b,)
-    check_arraylike(f"{self.__name__}.at", a, *args)
-    dtype = eval_shape(self._func, _stand_in(a), *map(_stand_in, args)).dtype
-    a = asarray(a).astype(dtype)
-    args = tuple(asarray(x).astype(dtype) for x in args)
-    indices = indices if isinstance(indices, tuple) else (indices,)
-    if not indices:
-      return a
-    index_shapes = [np.shape(i) for i in indices if not isinstance(i, slice)]
-    shape = np.broadcast_shapes(*index_shapes) if index_shapes else ()
-    if not shape:
-      return a.at[indices].set(self(a.at[indices].get(), *args))
-    if args:
-      value_shape = args[0].shape[len(shape):]
-      args = (reshape(broadcast_to(args[0], shape + value_shape),
-                      (math.prod(shape),) + value_shape),)
-    indices = [i if isinstance(i, slice) else ravel(broadcast_to(asarray(i), shape))
-               for i in indices]
-    for k in range(math.prod(shape)):
-      idx = tuple(i if isinstance(i, slice) else i[k] for i in indices)
-      a = a.at[idx].set(self(a.at[idx].get(), *(x[k] for x in args)))
-    return a
-
-  def reduceat(self, a, indices, axis=0, dtype=None, out=None):
-    """Folds `func` over the segments `a[indices[j]:indices[j+1]]` along
-    `axis` (the last to the end); where `indices[j] >= indices[j+1]` the
-    result is `a[indices[j]]`, as `np.ufunc.reduceat`."""
-    self._check_binary("reduceat")
-    if out is not None:
-      raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
-    check_arraylike(f"{self.__name__}.reduceat", a, indices)
-    a, indices = asarray(a), asarray(indices)
-    if a.ndim == 0:
-      raise ValueError(f"reduceat: a must have 1 or more dimension, got a.shape={a.shape}")
-    if indices.ndim != 1:
-      raise ValueError(f"reduceat: indices must be one-dimensional, got "
-                       f"indices.shape={indices.shape}")
-    if dtype is not None:
-      a = a.astype(dtype)
-    if axis is None or isinstance(axis, (tuple, list)):
-      raise ValueError("reduceat requires a single integer axis.")
-    axis = canonicalize_axis(axis, a.ndim)
-    a = moveaxis(a, axis, 0)
-    result = a[indices]
-    bounds = concatenate([indices, asarray([a.shape[0]], dtype=indices.dtype)])
-    rank_rest = (1,) * (a.ndim - 1)
-    starts = reshape(bounds[:-1], (-1,) + rank_rest)
-    ends = reshape(bounds[1:], (-1,) + rank_rest)
-    for i in range(a.shape[0]):
-      inside = (i > starts) & (i < ends)
-      result = ufuncs.where(inside, self(result, a[i]), result)
-    return moveaxis(result, 0, axis)
-
-
-def frompyfunc(func, /, nin, nout, *, identity=None):
-  """A `ufunc` from `func`, a function of `nin` scalars returning `nout` values."""
-  return ufunc(func, nin, nout, identity=identity)

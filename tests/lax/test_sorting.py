@@ -10,6 +10,7 @@ from hypothesis import given, strategies as st
 
 import refimpl as jax
 from refimpl import dtypes, lax
+from refimpl.errors import JaxRuntimeError
 from conformance.strategies import (BOOL_DTYPES, FLOAT_DTYPES, INT_DTYPES,
                                     arrays, dtype_and_array, shapes)
 
@@ -190,9 +191,68 @@ def test_top_k_errors_and_printing():
     lax.top_k(np.ones(3, np.complex64), 1)
   with pytest.raises(ValueError, match="floating"):
     lax.approx_max_k(np.ones(3, np.int32), 1)
-  with pytest.raises(NotImplementedError, match="aggregate_to_topk"):
-    lax.approx_max_k(x, 1, aggregate_to_topk=False)
   assert "top_k[axis=1 k=2] a" in str(jax.make_jaxpr(lambda x: lax.top_k(x, 2))(x))
   jaxpr = str(jax.make_jaxpr(lambda x: lax.approx_min_k(x, 2))(x))
   assert "approx_top_k[" in jaxpr and "is_max_k=False" in jaxpr
   assert "reduction_dimension=-1" in jaxpr
+
+
+# --- approx_max_k / approx_min_k without aggregation -------------------------------------------
+
+# Sizes worked out by hand from XLA's rule (tile W = 128, or 1024 for rank 1):
+# M = clamp(trunc((1 - k) / log(recall)), W, n) windows, r = floor(log2(N // M)),
+# size = W * ceil(ceil(n / W) / 2**min(r, ceil(log2(n // W)))).
+@pytest.mark.parametrize("n, rank, k, recall, override, size", [
+    (100, 2, 5, 0.95, -1, 100),         # n <= W: the whole dimension
+    (1024, 1, 5, 0.95, -1, 1024),       # rank 1 has W = 1024
+    (300, 2, 10, 0.95, -1, 300),        # M = 175, 300 // 175 = 1: r = 0
+    (1000, 2, 10, 0.95, -1, 256),       # r = 2: ceil(8 / 4) tiles
+    (100000, 2, 10, 0.95, -1, 256),     # r = 9: ceil(782 / 512) tiles
+    (100000, 1, 10, 0.95, -1, 2048),    # M = W = 1024, r = 6: ceil(98 / 64) tiles
+    (100000, 2, 1, 0.95, -1, 128),      # k = 1: one tile
+    (100000, 2, 10, 1.0, -1, 100000),   # recall 1: nothing dropped
+    (100000, 2, 10, 0.99, -1, 1664),    # M = 895, r = 6: ceil(782 / 64) tiles
+    (100000, 2, 100, 0.95, -1, 3200),   # M = 1930, r = 5: ceil(782 / 32) tiles
+    (100000, 2, 10, 0.95, 10**6, 128),  # N = 10**6: r = 12, capped at ceil(log2(781)) = 10
+])
+def test_approx_top_k_output_size_without_aggregation(n, rank, k, recall, override, size):
+  shape = (n,) if rank == 1 else (1,) * (rank - 1) + (n,)
+  x = jax.ShapeDtypeStruct(shape, np.float32)
+  for fn in (lax.approx_max_k, lax.approx_min_k):
+    values, indices = jax.eval_shape(
+        lambda x: fn(x, k, recall_target=recall, reduction_input_size_override=override,
+                     aggregate_to_topk=False), x)
+    assert values.shape == indices.shape == shape[:-1] + (size,)
+    assert values.dtype == np.float32 and indices.dtype == np.int32
+
+
+@pytest.mark.parametrize("shape, axis", [((1000, 3), 0), ((2, 1000, 2), 1), ((3, 1000), -1)])
+def test_approx_top_k_without_aggregation_is_the_sorted_prefix(shape, axis):
+  x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+  moved = np.moveaxis(x, axis, -1)
+  for fn, key in ((lax.approx_max_k, -moved), (lax.approx_min_k, moved)):
+    values, indices = fn(x, 10, reduction_dimension=axis, aggregate_to_topk=False)
+    order = np.argsort(key, axis=-1, kind="stable")[..., :256]   # 256 = size for n = 1000
+    np.testing.assert_array_equal(np.moveaxis(indices, axis, -1), order)
+    np.testing.assert_array_equal(np.moveaxis(values, axis, -1),
+                                  np.take_along_axis(moved, order, -1))
+  jaxpr = str(jax.make_jaxpr(lambda x: lax.approx_max_k(
+      x, 10, reduction_dimension=axis, aggregate_to_topk=False))(x))
+  out_shape = list(shape)
+  out_shape[axis] = 256
+  assert f"f32[{','.join(map(str, out_shape))}]" in jaxpr
+  assert "aggregate_to_topk=False" in jaxpr
+
+
+def test_approx_top_k_size_errors_are_xla_errors():
+  x = np.ones((2, 1000), np.float32)
+  with pytest.raises(JaxRuntimeError, match="reduction_input_size_override: 999"):
+    lax.approx_max_k(x, 10, reduction_input_size_override=999, aggregate_to_topk=False)
+  for recall in (0.0, 1.5):
+    with pytest.raises(JaxRuntimeError, match=r"recall_target should range in \(0,1\]"):
+      lax.approx_min_k(x, 10, recall_target=recall, aggregate_to_topk=False)
+  # Only the reduction looks at them: small inputs, k = 1 and aggregation do not.
+  assert lax.approx_max_k(x[:, :100], 10, recall_target=1.5,
+                          aggregate_to_topk=False)[0].shape == (2, 100)
+  assert lax.approx_max_k(x, 1, recall_target=1.5, aggregate_to_topk=False)[0].shape == (2, 128)
+  assert lax.approx_max_k(x, 10, reduction_input_size_override=5)[0].shape == (2, 10)

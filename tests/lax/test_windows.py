@@ -286,6 +286,12 @@ def test_select_and_scatter_add_examples():
   bools = windows.select_and_scatter_add(np.array([True, False]), np.array([True, False]),
                                          lax.ge_p, (1,), (1,), ((0, 0),))
   np.testing.assert_array_equal(bools, [True, False])
+  for source, expected in (([True, True], [False, True, False]),   # both windows select 1: OR
+                           ([False, True], [False, True, False]),
+                           ([False, False], [False, False, False])):
+    bools = windows.select_and_scatter_add(np.array(source), np.array([False, True, False]),
+                                           lax.ge_p, (2,), (1,), ((0, 0),))
+    np.testing.assert_array_equal(bools, expected)
 
 
 def test_select_and_scatter_add_jaxpr_and_errors():

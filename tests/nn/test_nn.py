@@ -257,6 +257,19 @@ def test_dot_product_attention_errors():
     nn.dot_product_attention(q, q, q, implementation="flash")
 
 
+def test_dot_product_attention_cudnn_raises_as_jax_without_cudnn():
+  q = np.ones((1, 2, 3, 4), np.float32)
+  for kwargs in ({}, {"is_causal": True, "local_window_size": (1, 1)},
+                 {"local_window_size": (2, 0)}):
+    with pytest.raises(RuntimeError, match=r"^cuDNN is not detected\.$"):
+      nn.dot_product_attention(q, q, q, implementation="cudnn", **kwargs)
+  lengths = np.array([2], np.int32)
+  for kwargs in ({"local_window_size": 1},
+                 {"is_causal": True, "query_seq_lengths": lengths, "local_window_size": (0, 1)}):
+    with pytest.raises(ValueError, match="cuDNN doesn't support right window: 1"):
+      nn.dot_product_attention(q, q, q, implementation="cudnn", **kwargs)
+
+
 def test_jaxprs_show_the_nested_jits_as_jax():
   x = np.ones(3, np.float32)
   assert "name=relu" in str(jax.make_jaxpr(nn.relu)(x))

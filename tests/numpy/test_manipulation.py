@@ -1,5 +1,7 @@
 """Tests of refimpl/numpy/manipulation.py against NumPy."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -178,6 +180,19 @@ def test_split_matches_numpy(dx, data):
       jnp.split(x, sections, axis)
 
 
+def test_split_points_are_taken_literally_as_jax():
+  """NumPy wraps negative points and gives empty pieces for decreasing or
+  out-of-range ones; JAX's sizes (differences of the points) go negative."""
+  x = np.arange(6, dtype=np.int32)
+  for points, sizes in (([4, 2], [4, -2, 4]), ([-2], [-2, 8]), ([2, 10], [2, 8, -4])):
+    for fn in (jnp.split, jnp.array_split):
+      with pytest.raises(ValueError, match=re.escape(
+          f"Sizes passed to split must be nonnegative, got {sizes}")):
+        fn(x, points)
+  for actual, expected in zip(jnp.split(x, [0, 3, 3, 6]), np.split(x, [0, 3, 3, 6])):
+    _check(actual, expected)
+
+
 def test_hsplit_vsplit_dsplit():
   x = values((2, 4, 6))
   for fn, np_fn in ((jnp.hsplit, np.hsplit), (jnp.vsplit, np.vsplit), (jnp.dsplit, np.dsplit)):
@@ -274,6 +289,25 @@ def test_pad_constant_details():
     jnp.pad(x, 1, mode="mean")
   with pytest.raises(ValueError, match="empty axis"):
     jnp.pad(np.ones((0, 2)), 1, mode="edge")
+
+
+def test_pad_width_shapes_as_jax():
+  x = values((2, 3))
+  for pad_width, shape in (((), (0,)), ([[]], (1, 0)), ([1, 2, 3], (3,))):
+    with pytest.raises(ValueError, match=re.escape(
+        f"jnp.pad: pad_width with nd=2 has unsupported shape {shape}. Valid shapes are "
+        "(2, 2), (1, 2), (2,), (1,), or ().")):
+      jnp.pad(x, pad_width)
+  with pytest.raises(ValueError, match=re.escape("nd=0 has unsupported shape (0,)")):
+    jnp.pad(np.float32(1), ())   # no special case for scalars (JAX has none)
+  with pytest.raises(TypeError, match="`pad_width` entries must be the same shape"):
+    jnp.pad(x, [[1, 2], [3]])
+  with pytest.raises(TypeError, match="`pad_width` must be of integral type"):
+    jnp.pad(x, 1.5)
+  # A scalar has no (before, after) pairs, so any broadcastable width, even a
+  # float one, is accepted and does nothing.
+  _check(jnp.pad(np.float32(2), 1.5), np.float32(2))
+  _check(jnp.pad(np.float32(2), ((1, 2),)), np.float32(2))
 
 
 # --- diagonals and triangles --------------------------------------------------------------------

@@ -571,3 +571,264 @@ def test_python_scalars_are_weak_in_promotion(a, scalar):
     assert out.dtype == a and not out.weak_type
   else:
     assert out.weak_type
+
+
+# --- the ufunc objects: attributes, and their methods against NumPy's ufuncs -------------------
+
+# JAX's ufunc objects; every other function here is a plain function, as in JAX.
+UFUNC_NAMES = ["add", "subtract", "multiply", "maximum", "minimum", "logaddexp", "logaddexp2",
+               "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+               "bitwise_xor"]
+# The operand dtypes for which NumPy's ufunc method is the reference (the logical ufuncs
+# convert a complex operand by its real part in JAX, NumPy by its value).
+UFUNC_DTYPES = {
+    "add": BOOL + INTS + FLOATS + COMPLEX, "subtract": INTS + FLOATS + COMPLEX,
+    "multiply": BOOL + INTS + FLOATS, "maximum": REAL, "minimum": REAL,
+    "logaddexp": FLOATS, "logaddexp2": FLOATS, "logical_and": REAL, "logical_or": REAL,
+    "logical_xor": REAL, "bitwise_and": BOOL + INTS, "bitwise_or": BOOL + INTS,
+    "bitwise_xor": BOOL + INTS,
+}
+# logaddexp and logaddexp2 compute in the operand's dtype: the log of a sum,
+# with the maximum subtracted and added back, loses up to a few ulps of it.
+_LOG_TOLERANCE = {np.dtype(dtypes.float16): 3e-2, np.dtype(dtypes.bfloat16): 2e-1,
+                  np.dtype(dtypes.float32): 5e-5}
+
+
+def test_which_functions_are_ufuncs():
+  ufuncs = sorted(n for n in dir(jnp) if isinstance(getattr(jnp, n), jnp.ufunc))
+  assert ufuncs == sorted(UFUNC_NAMES + ["negative"])
+  for name in ("sin", "divmod", "frexp", "modf", "equal", "isclose", "where", "clip"):
+    assert not isinstance(getattr(jnp, name), jnp.ufunc), name
+
+
+@pytest.mark.parametrize("name", UFUNC_NAMES + ["negative"])
+def test_ufunc_attributes_match_numpy(name):
+  f, np_f = getattr(jnp, name), getattr(np, name)
+  assert repr(f) == f"<jnp.ufunc '{name}'>" and f.__name__ == name
+  assert f.__doc__ == f._func.__doc__
+  assert (f.nin, f.nout, f.nargs) == (np_f.nin, np_f.nout, np_f.nargs - 1)  # NumPy counts `out`
+  assert f.identity == np_f.identity and type(f.identity) is type(np_f.identity)
+
+
+def _reduce_dtype(name, dtype, accumulate=False):
+  """The dtype of JAX's `name.reduce` (`name.accumulate`) of a `dtype` array."""
+  dtype = np.dtype(dtype)
+  if name.startswith("logical"):
+    return np.dtype(np.bool_)
+  if name in ("add", "multiply") and dtype == np.bool_:
+    return np.dtype(np.int32)   # jnp.sum / jnp.cumsum count booleans as int32
+  if name in ("add", "multiply") and dtypes.is_integer(dtype) and dtype.itemsize < 4 \
+      and not accumulate:
+    return np.dtype(np.uint32 if dtypes.is_unsigned(dtype) else np.int32)  # jnp.sum promotes
+  return dtype
+
+
+def _ufunc_operand(draw, name, dtype, shape):
+  """An operand for `name`'s methods: integers small enough that sums and
+  products cannot overflow; logaddexp's floats moderate (or infinite, NaN)."""
+  if name in ("add", "subtract", "multiply") and not dtypes.is_float(dtype):
+    return draw(S.small_integer_arrays(dtype, shape, bound=2 if name == "multiply" else 4))
+  if name.startswith("logaddexp"):
+    finite = st.floats(-20, 20, width=16 if dtype == dtypes.float16 else 32)
+    special = st.sampled_from([np.inf, -np.inf, np.nan])
+    return draw(S.arrays(dtype, shape, elements=finite | special))
+  return draw(S.arrays(dtype, shape))
+
+
+def _numpy_method(name, method, x, *args, **kwargs):
+  """NumPy's `getattr(np, name).method(x, ...)`, floats computed in float64
+  (complex128) except for subtract, which NumPy folds in the operand's dtype
+  just as the reference does."""
+  if name != "subtract" and dtypes.is_inexact(x.dtype):
+    wide = np.complex128 if dtypes.is_complex(x.dtype) else np.float64
+    x = x.astype(wide)
+    args = tuple(np.asarray(a).astype(wide) for a in args)
+    kwargs = {k: (np.asarray(v).astype(wide) if k == "initial" else v) for k, v in kwargs.items()}
+  with np.errstate(all="ignore"):
+    return getattr(getattr(np, name), method)(x, *args, **kwargs)
+
+
+def _check_method_result(name, out, expected, dtype):
+  assert out.dtype == dtype, (name, out.dtype, dtype)
+  tolerance = _LOG_TOLERANCE.get(np.dtype(dtype)) if name.startswith("logaddexp") else None
+  assert_close(out, np.asarray(expected).astype(dtype), dtype, rtol=tolerance, atol=tolerance)
+
+
+@given(name=st.sampled_from(UFUNC_NAMES), data=st.data())
+def test_ufunc_reduce_matches_numpy(name, data):
+  """`jnp.<ufunc>.reduce` against NumPy's for each binary ufunc: axis None, an
+  int or a tuple (one axis for subtract, which is not reorderable), keepdims,
+  a `where` mask (with `initial` for the ufuncs without identity), `initial`,
+  empty axes (the identity, else the ValueError both raise)."""
+  f = getattr(jnp, name)
+  dtype = data.draw(st.sampled_from(UFUNC_DTYPES[name]))
+  x = _ufunc_operand(data.draw, name, dtype, data.draw(S.shapes(max_side=3)))
+  kwargs = dict(axis=data.draw(S.axes(x.ndim, allow_tuple=name != "subtract")),
+                keepdims=data.draw(st.booleans()))
+  if data.draw(st.booleans()):
+    kwargs["where"] = data.draw(S.arrays(np.bool_, data.draw(st.sampled_from(
+        [x.shape, x.shape[1:], (1,) * x.ndim]))))
+  if (f.identity is None and "where" in kwargs) or data.draw(st.booleans()):
+    kwargs["initial"] = _ufunc_operand(data.draw, name, dtype, ())[()]
+  np_kwargs = kwargs
+  if name == "subtract" and kwargs["axis"] is None:  # NumPy folds it over one axis only
+    x_np, np_kwargs = x.ravel(), {**kwargs, "axis": 0, "keepdims": False}
+    if "where" in kwargs:
+      np_kwargs["where"] = np.broadcast_to(kwargs["where"], x.shape).ravel()
+  else:
+    x_np = x
+  reduced = range(x.ndim) if kwargs["axis"] is None else np.atleast_1d(kwargs["axis"])
+  if f.identity is None and "initial" not in kwargs and any(x.shape[d] == 0 for d in reduced):
+    with pytest.raises(ValueError, match="zero-size array"):
+      f.reduce(x, **kwargs)
+    with pytest.raises(ValueError):
+      _numpy_method(name, "reduce", x_np, **np_kwargs)
+    return
+  out = f.reduce(x, **kwargs)
+  expected = _numpy_method(name, "reduce", x_np, **np_kwargs)
+  _check_method_result(name, out, np.reshape(expected, out.shape), _reduce_dtype(name, dtype))
+
+
+@given(name=st.sampled_from(UFUNC_NAMES), data=st.data())
+def test_ufunc_accumulate_matches_numpy(name, data):
+  f = getattr(jnp, name)
+  dtype = data.draw(st.sampled_from(UFUNC_DTYPES[name]))
+  x = _ufunc_operand(data.draw, name, dtype, data.draw(S.shapes(min_dims=1, max_side=4)))
+  axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+  out = f.accumulate(x, axis=axis)
+  expected = _numpy_method(name, "accumulate", x, axis=axis)
+  _check_method_result(name, out, expected, _reduce_dtype(name, dtype, accumulate=True))
+
+
+@given(name=st.sampled_from(UFUNC_NAMES), data=st.data())
+def test_ufunc_outer_matches_numpy(name, data):
+  f = getattr(jnp, name)
+  dtype = data.draw(st.sampled_from(UFUNC_DTYPES[name]))
+  a, b = (_ufunc_operand(data.draw, name, dtype, data.draw(S.shapes(max_dims=2, max_side=3)))
+          for _ in range(2))
+  out = f.outer(a, b)
+  expected = _numpy_method(name, "outer", a, b)
+  _check_method_result(name, out, expected, f(a.flat[:1], b.flat[:1]).dtype)
+
+
+@given(name=st.sampled_from(["add", "subtract", "multiply", "maximum", "minimum",
+                             "bitwise_or", "logical_xor", "negative"]),
+       data=st.data())
+def test_ufunc_at_matches_numpy(name, data):
+  """`jnp.<ufunc>.at(x, indices, values, inplace=False)` against NumPy's
+  in-place `ufunc.at`: repeated and negative indices apply the function
+  repeatedly, in order. add, multiply and subtract scatter (`x.at[i].add`);
+  the others fold the call over the indices."""
+  f = getattr(jnp, name)
+  dtype = data.draw(st.sampled_from(UFUNC_DTYPES.get(name, INTS + FLOATS)))
+  shape = data.draw(S.shapes(min_dims=1, min_side=1, max_side=3))
+  x = data.draw(S.small_integer_arrays(dtype, shape, bound=3))
+  indices = data.draw(S.index_arrays(shape[0], data.draw(S.shapes(max_dims=1, max_side=4))))
+  values = () if name == "negative" else (data.draw(S.small_integer_arrays(
+      dtype, data.draw(st.sampled_from([(), indices.shape + shape[1:]])), bound=3)),)
+  out = f.at(x, indices, *values, inplace=False)
+  expected = x.copy()
+  getattr(np, name).at(expected, indices, *values)
+  _check_method_result(name, out, expected, np.dtype(bool) if name == "logical_xor" else x.dtype)
+
+
+@given(name=st.sampled_from(["add", "subtract", "maximum", "bitwise_xor"]), data=st.data())
+def test_ufunc_reduceat_matches_numpy(name, data):
+  """Segments `x[i[j]:i[j+1]]` along `axis`, in any order (a segment that
+  does not increase is the element `x[i[j]]`), as NumPy's `reduceat`."""
+  f = getattr(jnp, name)
+  dtype = data.draw(st.sampled_from([d for d in UFUNC_DTYPES[name] if d != np.bool_]))
+  shape = data.draw(S.shapes(min_dims=1, min_side=1, max_side=4))
+  x = data.draw(S.small_integer_arrays(dtype, shape, bound=4))
+  axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+  indices = data.draw(hnp.arrays(np.int32, data.draw(st.integers(0, 5)),
+                                 elements=st.integers(0, shape[axis] - 1)))
+  out = f.reduceat(x, indices, axis=axis)
+  _check_method_result(name, out, np.asarray(getattr(np, name).reduceat(x, indices, axis=axis)),
+                       np.dtype(dtype))
+
+
+def test_ufunc_method_examples_from_jax():
+  x = jnp.array([[1, 2, 3], [4, 5, 6]])
+  assert jnp.add.reduce(x).tolist() == [5, 7, 9]
+  assert jnp.logical_and.reduce(x > 2).tolist() == [False, False, True]
+  assert jnp.bitwise_or.reduce(x, axis=1).tolist() == [3, 7]
+  assert jnp.add.accumulate(x, axis=1).tolist() == [[1, 3, 6], [4, 9, 15]]
+  assert jnp.multiply.accumulate(x, axis=1).tolist() == [[1, 2, 6], [4, 20, 120]]
+  assert jnp.bitwise_or.accumulate(x, axis=1).tolist() == [[1, 3, 3], [4, 5, 7]]
+  y = jnp.array([1, 2, 3, 4, 5])
+  assert jnp.add.at(y, 0, 100, inplace=False).tolist() == [101, 2, 3, 4, 5]
+  assert jnp.add.at(jnp.ones(10, int), jnp.array([2, 5, 7]), jnp.array([10, 20, 30]),
+                    inplace=False).tolist() == [1, 1, 11, 1, 1, 21, 1, 31, 1, 1]
+  assert jnp.add.reduceat(y, jnp.array([0, 2])).tolist() == [3, 12]
+  assert jnp.add.reduceat(jnp.arange(1, 9), jnp.array([0, 2, 5])).tolist() == [3, 12, 21]
+  table = jnp.multiply.outer(jnp.arange(1, 11), jnp.arange(1, 11))
+  assert table.tolist() == [[i * j for j in range(1, 11)] for i in range(1, 11)]
+  assert jnp.add.outer(jnp.ones((1, 3, 5)), jnp.ones((2, 4))).shape == (1, 3, 5, 2, 4)
+
+
+def test_ufunc_method_dtypes_follow_jax():
+  """add.reduce is jnp.sum (small integers and booleans give int32; NumPy gives
+  int64), add.accumulate is jnp.cumsum (int8 stays int8 and wraps), `dtype`
+  converts the operand first; the identity fills where `where` is False."""
+  i8 = np.array([100, 100], np.int8)
+  assert jnp.add.reduce(i8).dtype == np.int32 and int(jnp.add.reduce(i8)) == 200
+  assert jnp.add.reduce(np.array([True, True, False])).tolist() == 2
+  assert jnp.add.accumulate(i8).tolist() == [100, -56]
+  assert jnp.add.reduce(i8, dtype=jnp.float32).dtype == np.float32
+  assert jnp.maximum.reduce(np.array([1.5, 2.5], np.float32), dtype=jnp.int32).tolist() == 2
+  u8 = np.array([3, 5], np.uint8)
+  assert jnp.bitwise_and.reduce(u8, where=np.array([False, False])).tolist() == 255
+  assert jnp.logaddexp.reduce(np.zeros((0,), np.float32)).tolist() == -np.inf
+  assert jnp.multiply.reduce(np.zeros((2, 0), np.float32), axis=1).tolist() == [1.0, 1.0]
+  assert jnp.logical_xor.reduce(np.array([1, 2, 3])).tolist() is True
+  assert jnp.negative.at(np.arange(4), np.array([1, 1, 2]), inplace=False).tolist() == [0, 1, -2, 3]
+  assert jnp.add.at(np.array([True, False]), np.array([1, 1]), True, inplace=False).tolist() == \
+      [True, True]
+
+
+def test_ufunc_method_errors():
+  x = np.arange(6.0).reshape(2, 3)
+  with pytest.raises(ValueError, match="zero-size array to reduction operation subtract"):
+    jnp.subtract.reduce(np.zeros((0, 2)))
+  with pytest.raises(ValueError, match="zero-size array"):
+    jnp.maximum.reduce(np.zeros((2, 0)), axis=1)
+  with pytest.raises(ValueError, match="'minimum' does not have an identity"):
+    jnp.minimum.reduce(x, where=np.array([True, False, True]))
+  with pytest.raises(ValueError, match="integer argument required"):
+    jnp.bitwise_and.reduce(x)
+  with pytest.raises(NotImplementedError, match="tuple of axes"):
+    jnp.subtract.reduce(x, axis=(0, 1))
+  with pytest.raises(ValueError, match="binary ufuncs"):
+    jnp.negative.reduce(x)
+  with pytest.raises(NotImplementedError, match="inplace=False"):
+    jnp.add.at(x, 0, 1.0)
+  with pytest.raises(NotImplementedError, match="out argument"):
+    jnp.add(x, x, out=x)
+  with pytest.raises(TypeError):
+    jnp.add.reduce([1, 2])
+
+
+def test_ufunc_method_jaxprs_match_jax():
+  """The methods are jitted (as in JAX) around the fast path: one reduction
+  primitive, cumsum, or a scatter."""
+  x = np.ones((2, 3), np.float32)
+  assert _jaxpr(jnp.add.reduce, x) == (
+      "{ lambda ; a:f32[2,3]. let\n"
+      "    b:f32[3] = jit[\n"
+      "      name=reduce\n"
+      "      jaxpr={ lambda ; c:f32[2,3]. let d:f32[3] = reduce_sum[axes=(0,)] c in (d,) }\n"
+      "    ] a\n"
+      "  in (b,) }")
+  assert "reduce_max[axes=(0, 1)]" in _jaxpr(lambda v: jnp.maximum.reduce(v, axis=None), x)
+  assert "reduce_and[axes=(1,)]" in _jaxpr(lambda b: jnp.logical_and.reduce(b, axis=1),
+                                           x > 0)
+  assert "reduce_xor[axes=(0,)]" in _jaxpr(jnp.bitwise_xor.reduce, np.ones(3, np.int32))
+  assert "cumsum[axis=1 reverse=False]" in _jaxpr(lambda v: jnp.add.accumulate(v, axis=1), x)
+  assert "scatter-add" in _jaxpr(lambda v: jnp.add.at(v, np.array([0, 0]), 1.0,
+                                                      inplace=False), x)
+  logsumexp = _jaxpr(jnp.logaddexp.reduce, x)
+  assert "reduce_max" in logsumexp and "reduce_sum" in logsumexp and "log" in logsumexp
+  # calling a ufunc is calling its function: no jit equation
+  assert _jaxpr(jnp.add, x, x) == \
+      "{ lambda ; a:f32[2,3] b:f32[2,3]. let c:f32[2,3] = add a b in (c,) }"

@@ -1,16 +1,13 @@
 """Tests of refimpl/numpy/utilities.py (type predicates, printing, I/O, block,
-apply_along_axis, bit packing, windows, einsum_path, ufunc) and of the narrow
+apply_along_axis, bit packing, windows, einsum_path) and of the narrow
 ml_dtypes scalar types, isdtype and can_cast of refimpl/numpy/scalar_types.py."""
 
 import io
-import math
-import operator
 
 import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
-from hypothesis.extra import numpy as hnp
 
 import refimpl as jax
 import refimpl.numpy as jnp
@@ -358,109 +355,3 @@ def test_einsum_path_is_numpys_for_the_shapes():
   jax.make_jaxpr(lambda x, y: traced.append(jnp.einsum_path("ij,jk", x, y)[0]) or x)(a, b)
   assert traced == [["einsum_path", (0, 1)]]
 
-
-# --- ufunc / frompyfunc ---------------------------------------------------------------------
-
-ADD = jnp.frompyfunc(operator.add, nin=2, nout=1, identity=0)
-
-
-def test_frompyfunc_examples_from_jax():
-  x = jnp.arange(4)
-  out = ADD(x, 10)
-  assert out.dtype == np.int32 and out.tolist() == [10, 11, 12, 13]
-  assert ADD.outer(x, x).tolist() == [[i + j for j in range(4)] for i in range(4)]
-  assert ADD.reduce(x).tolist() == 6
-  assert ADD.accumulate(x).tolist() == [0, 1, 3, 6]
-  assert ADD.at(x, 1, 10, inplace=False).tolist() == [0, 11, 2, 3]
-  assert ADD.reduceat(jnp.arange(1, 9), jnp.array([0, 2, 5])).tolist() == [3, 12, 21]
-  assert ADD.nin == 2 and ADD.nout == 1 and ADD.nargs == 2 and ADD.identity == 0
-  assert repr(ADD) == "<jnp.ufunc 'add'>" and ADD.__name__ == "add"
-  same = jnp.frompyfunc(operator.add, 2, 1, identity=0)
-  assert ADD == same and hash(ADD) == hash(same) and ADD != jnp.frompyfunc(operator.add, 2, 1)
-
-
-def test_ufunc_call_broadcasts_and_keeps_types():
-  x = np.arange(6, dtype=np.int8).reshape(2, 3)
-  out = ADD(x, np.array([1, 2, 3], np.int8))
-  assert out.dtype == np.int8 and out.shape == (2, 3)
-  np.testing.assert_array_equal(out, x + np.array([1, 2, 3], np.int8))
-  assert ADD(1.0, 2.0).weak_type
-  empty = ADD(np.zeros((0, 3), np.float32), 1.0)
-  assert empty.shape == (0, 3) and empty.dtype == np.float32
-  divmod_ = jnp.frompyfunc(lambda a, b: (a // b, a % b), 2, 2)
-  q, r = divmod_(np.arange(6), 4)
-  assert q.tolist() == [0, 0, 0, 0, 1, 1] and r.tolist() == [0, 1, 2, 3, 0, 1]
-  clip = jnp.frompyfunc(lambda v: jnp.where(v > 2, 2, v), 1, 1)  # not a NumPy-style ufunc
-  assert clip(np.arange(5)).tolist() == [0, 1, 2, 2, 2]
-  jitted = jax.jit(lambda a, b: ADD(a, b))(x, np.int8(1))
-  np.testing.assert_array_equal(jitted, x + 1)
-
-
-@given(st.data())
-def test_ufunc_reduce_and_accumulate_match_numpy(data):
-  shape = data.draw(S.shapes(min_dims=1, max_dims=3, max_side=3))
-  x = data.draw(hnp.arrays(np.int32, shape, elements=st.integers(-100, 100)))
-  axis = data.draw(st.none() | st.integers(-len(shape), len(shape) - 1))
-  keepdims = data.draw(st.booleans())
-  initial = data.draw(st.none() | st.integers(-5, 5))
-  kwargs = dict(axis=axis, keepdims=keepdims)
-  if initial is not None:
-    kwargs["initial"] = initial
-  sub = jnp.frompyfunc(operator.sub, 2, 1)  # not associative: the order is checked
-  if x.size == 0 and initial is None and (axis is None or x.shape[axis] == 0):
-    with pytest.raises(ValueError, match="no identity"):
-      sub.reduce(x, **kwargs)
-  elif axis is None:  # NumPy folds a non-reorderable ufunc over one axis only
-    expected = np.subtract.reduce(x.ravel(), **{**kwargs, "axis": 0})
-    np.testing.assert_array_equal(sub.reduce(x, **kwargs),
-                                  np.reshape(expected, (1,) * x.ndim if keepdims else ()))
-  else:
-    np.testing.assert_array_equal(sub.reduce(x, **kwargs), np.subtract.reduce(x, **kwargs))
-  np.testing.assert_array_equal(ADD.reduce(x, **kwargs), np.add.reduce(x, **kwargs))
-  if axis is not None:
-    np.testing.assert_array_equal(sub.accumulate(x, axis), np.subtract.accumulate(x, axis))
-
-
-def test_ufunc_reduce_where_and_dtype():
-  x = np.arange(12).reshape(3, 4)
-  mask = np.array([True, False, True, True])
-  np.testing.assert_array_equal(ADD.reduce(x, axis=1, where=mask),
-                                np.add.reduce(x, axis=1, where=mask))
-  assert ADD.reduce(x, dtype=jnp.float32).dtype == np.float32
-  with pytest.raises(ValueError, match="specify 'initial'"):
-    jnp.frompyfunc(operator.sub, 2, 1).reduce(x, where=mask)
-  with pytest.raises(ValueError, match="dtype=bool"):
-    ADD.reduce(x, where=np.ones(4, np.int32))
-  with pytest.raises(NotImplementedError, match="tuple of axes"):
-    ADD.reduce(x, axis=(0, 1))
-
-
-def test_ufunc_at_and_reduceat_match_numpy():
-  indices = np.array([0, 0, 3, 1])
-  expected = np.arange(5)
-  np.subtract.at(expected, indices, np.array([1, 2, 3, 4]))
-  sub = jnp.frompyfunc(operator.sub, 2, 1)
-  np.testing.assert_array_equal(sub.at(np.arange(5), indices, np.array([1, 2, 3, 4]),
-                                       inplace=False), expected)
-  neg = jnp.frompyfunc(operator.neg, 1, 1)
-  np.testing.assert_array_equal(neg.at(np.arange(4), np.array([1, 1, 2]), inplace=False),
-                                [0, 1, -2, 3])
-  x = np.arange(24).reshape(4, 6)
-  for idx, axis in (([0, 2, 5], 1), ([3, 1, 2, 2], 1), ([0, 3], 0)):
-    np.testing.assert_array_equal(sub.reduceat(x, np.array(idx), axis=axis),
-                                  np.subtract.reduceat(x, idx, axis=axis))
-  with pytest.raises(NotImplementedError, match="inplace=False"):
-    ADD.at(np.arange(3), 0, 1)
-
-
-def test_ufunc_method_errors():
-  unary = jnp.frompyfunc(operator.neg, 1, 1)
-  for method in ("reduce", "accumulate", "outer"):
-    with pytest.raises(ValueError, match="binary ufuncs"):
-      getattr(unary, method)(np.arange(3), *(() if method != "outer" else (np.arange(3),)))
-  with pytest.raises(NotImplementedError, match="out argument"):
-    ADD(np.arange(3), 1, out=np.arange(3))
-  with pytest.raises(TypeError):
-    ADD([1, 2], 1)
-  outer = ADD.outer(np.ones((2, 3)), np.ones(4))
-  assert outer.shape == (2, 3, 4) and math.isclose(float(outer.sum()), 48.0)

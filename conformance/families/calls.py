@@ -1,0 +1,90 @@
+"""Cases for the primitives that call a traced sub-program: `jit`,
+`checkpoint` (with `name`), `custom_jvp_call` and `custom_vjp_call` (with
+`custom_lin`). Their values are those of the program they call; their
+derivative cases check that differentiation goes through them (and, for the
+custom ones, uses the user's rule)."""
+
+import numpy as np
+
+import refimpl
+import refimpl.numpy as jnp
+from refimpl import ad_checkpoint
+from conformance import strategies as S
+from conformance.autodiff import ADCase
+from conformance.cases import Case
+
+
+def _smooth(x):
+  return jnp.sin(x) * x + jnp.exp(x / 4)
+
+
+def _smooth_np(x):
+  return np.sin(x) * x + np.exp(x / 4)
+
+
+_jitted = refimpl.jit(_smooth)
+
+
+def _checkpointed(x):
+  return refimpl.checkpoint(_smooth)(x)
+
+
+def _checkpointed_names(x):
+  policy = refimpl.checkpoint_policies.save_only_these_names("s")
+
+  def f(x):
+    s = ad_checkpoint.checkpoint_name(jnp.sin(x), "s")
+    return s * jnp.cos(s)
+  return refimpl.checkpoint(f, policy=policy)(x)
+
+
+@refimpl.custom_jvp
+def _custom_jvp_fn(x):
+  return jnp.sin(x) * x
+
+
+@_custom_jvp_fn.defjvp
+def _custom_jvp_rule(primals, tangents):
+  x, = primals
+  t, = tangents
+  return _custom_jvp_fn(x), (jnp.cos(x) * x + jnp.sin(x)) * t
+
+
+@refimpl.custom_vjp
+def _custom_vjp_fn(x, y):
+  return jnp.sin(x) * y
+
+
+def _custom_vjp_fwd(x, y):
+  return _custom_vjp_fn(x, y), (jnp.cos(x), jnp.sin(x), y)
+
+
+def _custom_vjp_bwd(res, ct):
+  cos_x, sin_x, y = res
+  return ct * cos_x * y, ct * sin_x
+
+
+_custom_vjp_fn.defvjp(_custom_vjp_fwd, _custom_vjp_bwd)
+
+
+def _inputs(n=1):
+  return lambda: S.bounded_case_inputs([np.float64], n, low=-2.0, high=2.0)
+
+
+CASES = [
+    Case("checkpoint", _checkpointed, lambda: S.bounded_case_inputs([np.float32], 1, -10, 10),
+         _smooth_np, ("checkpoint",)),
+    Case("custom_jvp", _custom_jvp_fn, lambda: S.bounded_case_inputs([np.float32], 1, -10, 10),
+         lambda x: np.sin(x) * x, ("custom_jvp_call",)),
+    Case("custom_vjp", _custom_vjp_fn, lambda: S.bounded_case_inputs([np.float32], 2, -10, 10),
+         lambda x, y: np.sin(x) * y, ("custom_vjp_call",)),
+]
+
+AD_CASES = [
+    ADCase("jit", _jitted, _inputs(), ("jit",), order=2),
+    ADCase("checkpoint", _checkpointed, _inputs(), ("checkpoint",), order=2),
+    ADCase("checkpoint_name", _checkpointed_names, _inputs(), ("checkpoint", "name"), order=2),
+    ADCase("custom_jvp", _custom_jvp_fn, _inputs(), ("custom_jvp_call",), order=2),
+    ADCase("custom_vjp", lambda x: _custom_vjp_fn(x, jnp.cos(x)), _inputs(),
+           ("custom_vjp_call", "custom_lin"), modes=("rev",)),
+]

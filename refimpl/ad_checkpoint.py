@@ -1,0 +1,222 @@
+"""Rematerialization: `checkpoint` (alias `remat`), its policies and
+`checkpoint_name`.
+
+`checkpoint(f)` computes what `f` computes, but under reverse-mode
+differentiation the values `f`'s tangent program needs (the residuals) are
+not stored from the forward pass: they are recomputed from `f`'s inputs in
+the backward pass, except those a `policy` says may be saved. It is the
+`checkpoint` primitive, whose `jaxpr` param holds the traced function. Its
+partial-evaluation rule does the work: the known half runs now, and the
+recorded unknown half takes the primal inputs (plus the saved residuals) and
+recomputes the rest.
+"""
+
+import functools
+import types
+
+from refimpl import core, tree_util
+from refimpl.core import Primitive
+from refimpl.interpreters import ad
+from refimpl.interpreters import partial_eval as pe
+from refimpl.interpreters.eval import eval_closed_jaxpr, eval_jaxpr
+from refimpl.jaxpr import ClosedJaxpr, Jaxpr, Var, dce_jaxpr
+
+__all__ = ['checkpoint', 'remat', 'checkpoint_policies', 'checkpoint_name']
+
+
+# --- the checkpoint primitive ------------------------------------------------
+
+def _checkpoint_impl(*args, jaxpr, prevent_cse, differentiated, policy):
+  """`checkpoint[jaxpr, prevent_cse, differentiated, policy] *args`: calls
+  `jaxpr` on `args`.
+
+  Shape rule: the outputs of `jaxpr`. Evaluating it is evaluating the jaxpr;
+  the params only direct differentiation: under partial evaluation the
+  values the unknown half needs are recomputed from the inputs, except the
+  outputs of the equations `policy(prim, *avals, **params)` calls saveable
+  (None: nothing is saved). `differentiated` marks the JVP of a checkpoint;
+  `prevent_cse` is a hint for compilers.
+  """
+  return [core.to_numpy(x) for x in eval_closed_jaxpr(jaxpr, *args)]
+
+
+checkpoint_p = Primitive("checkpoint")
+checkpoint_p.multiple_results = True
+checkpoint_p.def_impl(_checkpoint_impl)
+checkpoint_p.def_abstract_eval(lambda *avals, jaxpr, **_: jaxpr.out_avals)
+ad.primitive_jvps[checkpoint_p] = ad.call_jvp_rule(
+    checkpoint_p, lambda params: dict(params, differentiated=True))
+ad.deftranspose(checkpoint_p, ad.call_transpose_rule(checkpoint_p))
+
+
+def _plan_recomputation(known, num_res, policy):
+  """Which values the known half saves, and which equations the backward
+  pass recomputes.
+
+  Walking back from the residuals of `known` (its last `num_res` outputs),
+  a value produced by an equation the policy calls saveable is saved;
+  any other value is recomputed by its equation, from its own inputs. Inputs
+  and constants are always available. Returns (saved vars, recomputed eqns
+  in program order).
+  """
+  jaxpr = known.jaxpr
+  producer = {v: eqn for eqn in jaxpr.eqns for v in eqn.outvars}
+  available = set(jaxpr.invars) | set(jaxpr.constvars)
+  saved, recomputed, seen = [], set(), set()
+  stack = [v for v in jaxpr.outvars[len(jaxpr.outvars) - num_res:] if isinstance(v, Var)]
+  while stack:
+    var = stack.pop()
+    if var in seen or var in available:
+      continue
+    seen.add(var)
+    eqn = producer[var]
+    if policy is not None and policy(eqn.primitive, *[v.aval for v in eqn.invars],
+                                     **eqn.params):
+      saved.append(var)
+    else:
+      recomputed.add(id(eqn))
+      stack += [v for v in eqn.invars if isinstance(v, Var)]
+  return saved, [e for e in jaxpr.eqns if id(e) in recomputed]
+
+
+def _checkpoint_partial_eval(trace, args, params):
+  """The known half runs now, computing the known outputs and the values the
+  policy saves; the unknown half is recorded as a checkpoint that takes the
+  known inputs and the saved values and recomputes the other residuals."""
+  jaxpr, policy = params["jaxpr"], params["policy"]
+  unknowns = [trace.is_own(x) for x in args]
+  known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknowns)
+  k = known.jaxpr
+  num_known_outs = len(k.outvars) - num_res
+  saved_vars, recomputed = _plan_recomputation(known, num_res, policy)
+  forward = Jaxpr(k.constvars, k.invars, k.outvars[:num_known_outs] + saved_vars, k.eqns)
+  known_args = [x for x, u in zip(args, unknowns) if not u]
+  with core.set_current_trace(trace.parent):
+    outs = eval_jaxpr(dce_jaxpr(forward), known.consts, *known_args)
+  known_outs, saved = outs[:num_known_outs], outs[num_known_outs:]
+  residuals_jaxpr = Jaxpr(k.constvars, k.invars + saved_vars,
+                          k.outvars[num_known_outs:], recomputed)
+
+  def recompute(*rec_args):
+    num_in = len(known_args) + len(saved)
+    residuals = eval_jaxpr(residuals_jaxpr, known.consts, *rec_args[:num_in])
+    return eval_closed_jaxpr(unknown, *residuals, *rec_args[num_in:])
+
+  unknown_args = [x for x, u in zip(args, unknowns) if u]
+  rec = pe.trace_to_jaxpr(recompute, [core.get_aval(x) for x in
+                                      [*known_args, *saved, *unknown_args]])
+  rec = ClosedJaxpr(dce_jaxpr(rec.jaxpr), rec.consts)
+  unknown_outs = iter(trace.record(checkpoint_p, [*known_args, *saved, *unknown_args],
+                                   dict(params, jaxpr=rec, differentiated=True)))
+  known_iter = iter(known_outs)
+  return [next(unknown_outs) if u else next(known_iter) for u in out_unknowns]
+
+
+pe.partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
+
+
+def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
+  """`fun`, with its residuals recomputed in the backward pass instead of
+  stored (except those `policy` saves; see `checkpoint_policies`).
+  `static_argnums` name arguments passed as Python values."""
+  if fun is None:
+    return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
+                             static_argnums=static_argnums)
+  static_argnums = (static_argnums,) if isinstance(static_argnums, int) else \
+      tuple(static_argnums)
+
+  @functools.wraps(fun)
+  def fun_remat(*args, **kwargs):
+    static = {i % len(args): args[i] for i in static_argnums}
+    dyn = [a for i, a in enumerate(args) if i not in static]
+    leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
+    out_tree_box = []
+
+    def flat_fun(*flat):
+      d_args, d_kwargs = tree_util.tree_unflatten(in_tree, flat)
+      it = iter(d_args)
+      full = [static[i] if i in static else next(it) for i in range(len(args))]
+      out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **d_kwargs))
+      out_tree_box.append(out_tree)
+      return out_leaves
+
+    closed = pe.trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in leaves])
+    closed, tracer_consts = pe.split_tracer_consts(closed)
+    outs = checkpoint_p.bind(*tracer_consts, *leaves, jaxpr=closed,
+                             prevent_cse=prevent_cse, differentiated=False, policy=policy)
+    return tree_util.tree_unflatten(out_tree_box[0], outs)
+  return fun_remat
+
+
+remat = checkpoint
+
+
+# --- names and policies --------------------------------------------------------
+
+def _name_impl(x, *, name):
+  """`name[name] x`: the identity, naming `x` for checkpoint policies
+  (`save_only_these_names` and friends). Linear: its JVP and transpose are
+  `name` itself."""
+  return x
+
+
+name_p = Primitive("name")
+name_p.def_impl(_name_impl)
+name_p.def_abstract_eval(lambda aval, *, name: aval)
+ad.deflinear(name_p, lambda ct, *, name: [ct])
+
+
+def checkpoint_name(x, name):
+  """Names every leaf of pytree `x` (the values are unchanged) so that a
+  checkpoint policy can choose to save it by name."""
+  return tree_util.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
+
+
+def _everything_saveable(*_, **__):
+  return True
+
+
+def _nothing_saveable(*_, **__):
+  return False
+
+
+def _dots_saveable(prim, *_, **__):
+  return prim.name == "dot_general"
+
+
+def _dots_with_no_batch_dims_saveable(prim, *_, **params):
+  if prim.name != "dot_general":
+    return False
+  (_, _), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+  return not lhs_batch and not rhs_batch
+
+
+def _save_only_these_names(*names):
+  names = set(names)
+  return lambda prim, *_, **params: prim is name_p and params["name"] in names
+
+
+def _save_any_names_but_these(*names):
+  names = set(names)
+  return lambda prim, *_, **params: prim is name_p and params["name"] not in names
+
+
+def _save_anything_except_these_names(*names):
+  names = set(names)
+  return lambda prim, *_, **params: not (prim is name_p and params["name"] in names)
+
+
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=_everything_saveable,
+    nothing_saveable=_nothing_saveable,
+    dots_saveable=_dots_saveable,
+    checkpoint_dots=_dots_saveable,
+    dots_with_no_batch_dims_saveable=_dots_with_no_batch_dims_saveable,
+    checkpoint_dots_with_no_batch_dims=_dots_with_no_batch_dims_saveable,
+    save_only_these_names=_save_only_these_names,
+    save_any_names_but_these=_save_any_names_but_these,
+    save_anything_except_these_names=_save_anything_except_these_names,
+)
+checkpoint_policies.__doc__ = """Policies for `checkpoint`: each is called as
+`policy(primitive, *in_avals, **params)` for an equation of the checkpointed
+function and says whether its output may be saved for the backward pass."""

@@ -98,6 +98,7 @@ def test_missing_jvp_rule_raises():
   # With only symbolic zero tangents (a constant operand) the primitive just runs.
   c = f32(3.)
   np.testing.assert_allclose(jax.jvp(lambda x: p.bind(c) * x, (f32(2.),), (f32(1.),))[1], 3.)
+  del core.PRIMITIVES["no_jvp_rule_for_test"]   # keep the registry to refimpl's own
 
 
 def test_jvp_tracer_knows_its_concrete_value():

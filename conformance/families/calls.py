@@ -73,7 +73,7 @@ def _inputs(n=1):
 
 CASES = [
     Case("checkpoint", _checkpointed, lambda: S.bounded_case_inputs([np.float32], 1, -10, 10),
-         _smooth_np, ("checkpoint",), rtol=1e-5),
+         _smooth_np, ("checkpoint",), rtol=1e-5, atol=1e-5),
     Case("custom_jvp", _custom_jvp_fn, lambda: S.bounded_case_inputs([np.float32], 1, -10, 10),
          lambda x: np.sin(x) * x, ("custom_jvp_call",)),
     Case("custom_vjp", _custom_vjp_fn, lambda: S.bounded_case_inputs([np.float32], 2, -10, 10),

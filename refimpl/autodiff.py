@@ -412,6 +412,54 @@ def _check_input_dtype_jacfwd(holomorphic, x):
                     "inputs, use jax.jvp directly.")
 
 
+def _jacobian(fun, argnums, has_aux, check_input, check_output, columns, columns_last):
+  """A Jacobian transformation: linearizes `fun` at the arguments at
+  `argnums` (checking each input and output leaf), gets the derivative
+  columns with `columns(linear, in_avals, out_avals, aux)` and assembles
+  the blocks (see `_stack_blocks`)."""
+  @functools.wraps(fun)
+  def jacfun(*args, **kwargs):
+    f = functools.partial(fun, **kwargs) if kwargs else fun
+    f_partial, dyn_args = _argnums_partial(f, args, argnums)
+    leaves, in_tree = tree_util.tree_flatten(dyn_args)
+    leaves = [_to_value(x) for x in leaves]
+    for leaf in leaves:
+      check_input(leaf)
+    flat_fun, out_info = _flatten_fun(lambda *a: f_partial(*a), in_tree, has_aux)
+    outs, linear = ad.linearize_flat(flat_fun, leaves)
+    outs, aux = _split_aux(outs, out_info)
+    for o in outs:
+      check_output(o)
+    in_avals = [core.get_aval(x) for x in leaves]
+    out_avals = [core.get_aval(o) for o in outs]
+    block = _stack_blocks(columns(linear, in_avals, out_avals, aux), out_avals, in_avals,
+                          columns_last)
+    in_tree_1 = in_tree if isinstance(argnums, (tuple, list)) else \
+        tree_util.tree_structure(dyn_args[0])
+    jac = _jacobian_tree(out_info["tree"], in_tree_1, out_avals, in_avals, block)
+    if has_aux:
+      return jac, tree_util.tree_unflatten(out_info["aux_tree"], aux)
+    return jac
+  return jacfun
+
+
+def _forward_columns(linear, in_avals, out_avals, aux):
+  """For each output, its tangent along each input coordinate."""
+  columns = [[] for _ in out_avals]
+  for basis in _basis(in_avals, lambda a: a.dtype):
+    for i, t in enumerate(ad.eval_linear(linear, basis)[:len(out_avals)]):
+      columns[i].append(t)
+  return columns
+
+
+def _reverse_columns(linear, in_avals, out_avals, aux):
+  """For each output coordinate, the cotangents of the inputs."""
+  aux_cts = [ad.Zero(ad.tangent_aval(core.get_aval(a))) for a in aux]
+  return [[_zeros_out(ct) for ct in
+           ad.backward_pass(linear.jaxpr, linear.consts, [*basis, *aux_cts])]
+          for basis in _basis(out_avals, lambda a: a.dtype)]
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
   """The Jacobian of `fun` with respect to the arguments at `argnums`, by
   forward mode: one JVP of the linearization per input coordinate.
@@ -419,68 +467,23 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
   For output leaf `o` and input leaf `x` the block has shape
   `o.shape + x.shape`; blocks are nested as the outputs, then the inputs.
   """
-  @functools.wraps(fun)
-  def jacfun(*args, **kwargs):
-    f = functools.partial(fun, **kwargs) if kwargs else fun
-    f_partial, dyn_args = _argnums_partial(f, args, argnums)
-    leaves, in_tree = tree_util.tree_flatten(dyn_args)
-    leaves = [_to_value(x) for x in leaves]
-    for leaf in leaves:
-      _check_input_dtype_jacfwd(holomorphic, leaf)
-    flat_fun, out_info = _flatten_fun(lambda *a: f_partial(*a), in_tree, has_aux)
-    outs, linear = ad.linearize_flat(flat_fun, leaves)
-    outs, aux = _split_aux(outs, out_info)
-    in_avals = [core.get_aval(x) for x in leaves]
-    out_avals = [core.get_aval(o) for o in outs]
+  def check_output(o):
     if holomorphic:
-      for o in outs:
-        _check_output_dtype_revderiv("jacfwd", True, o)
-    columns = [[] for _ in outs]
-    for basis in _basis(in_avals, lambda a: a.dtype):
-      for i, t in enumerate(ad.eval_linear(linear, basis)[:len(outs)]):
-        columns[i].append(t)
-    block = _stack_blocks(columns, out_avals, in_avals, columns_last=True)
-    in_tree_1 = in_tree if isinstance(argnums, (tuple, list)) else \
-        tree_util.tree_structure(dyn_args[0])
-    jac = _jacobian_tree(out_info["tree"], in_tree_1, out_avals, in_avals, block)
-    if has_aux:
-      return jac, tree_util.tree_unflatten(out_info["aux_tree"], aux)
-    return jac
-  return jacfun
+      _check_output_dtype_revderiv("jacfwd", True, o)
+  return _jacobian(fun, argnums, has_aux,
+                   functools.partial(_check_input_dtype_jacfwd, holomorphic), check_output,
+                   _forward_columns, columns_last=True)
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
   """The Jacobian of `fun` with respect to the arguments at `argnums`, by
   reverse mode: one transposed linearization per output coordinate.
   Blocks are nested as for `jacfwd`."""
-  @functools.wraps(fun)
-  def jacfun(*args, **kwargs):
-    f = functools.partial(fun, **kwargs) if kwargs else fun
-    f_partial, dyn_args = _argnums_partial(f, args, argnums)
-    leaves, in_tree = tree_util.tree_flatten(dyn_args)
-    leaves = [_to_value(x) for x in leaves]
-    for leaf in leaves:
-      _check_input_dtype_revderiv("jacrev", holomorphic, allow_int, leaf)
-    flat_fun, out_info = _flatten_fun(lambda *a: f_partial(*a), in_tree, has_aux)
-    outs, linear = ad.linearize_flat(flat_fun, leaves)
-    outs, aux = _split_aux(outs, out_info)
-    for o in outs:
-      _check_output_dtype_revderiv("jacrev", holomorphic, o)
-    in_avals = [core.get_aval(x) for x in leaves]
-    out_avals = [core.get_aval(o) for o in outs]
-    aux_cts = [ad.Zero(ad.tangent_aval(core.get_aval(a))) for a in aux]
-    columns = []
-    for basis in _basis(out_avals, lambda a: a.dtype):
-      cts = ad.backward_pass(linear.jaxpr, linear.consts, [*basis, *aux_cts])
-      columns.append([_zeros_out(ct) for ct in cts])
-    block = _stack_blocks(columns, out_avals, in_avals, columns_last=False)
-    in_tree_1 = in_tree if isinstance(argnums, (tuple, list)) else \
-        tree_util.tree_structure(dyn_args[0])
-    jac = _jacobian_tree(out_info["tree"], in_tree_1, out_avals, in_avals, block)
-    if has_aux:
-      return jac, tree_util.tree_unflatten(out_info["aux_tree"], aux)
-    return jac
-  return jacfun
+  return _jacobian(
+      fun, argnums, has_aux,
+      functools.partial(_check_input_dtype_revderiv, "jacrev", holomorphic, allow_int),
+      functools.partial(_check_output_dtype_revderiv, "jacrev", holomorphic),
+      _reverse_columns, columns_last=False)
 
 
 jacobian = jacrev

@@ -60,18 +60,16 @@ def _resolve_kwargs(fun, args, kwargs):
   return ba.args
 
 
-def _split_nondiff(args, nondiff_argnums):
+def _trace_call(fun, nondiff_argnums, args, kwargs):
+  """Traces `fun(*args, **kwargs)` over the leaves of the differentiable args
+  (those not at `nondiff_argnums`; keyword arguments bound to positions).
+
+  Returns (nondiff args, differentiable args, closed jaxpr, tracer consts,
+  in_tree, out_tree, leaves); the jaxpr takes the tracer consts first.
+  """
+  args = _resolve_kwargs(fun, args, kwargs)
   nondiff = tuple(args[i] for i in nondiff_argnums)
   dyn = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
-  return nondiff, dyn
-
-
-def _trace_call(fun, nondiff_argnums, nondiff, dyn):
-  """Traces `fun(*args)` over the leaves of the differentiable args.
-
-  Returns (closed jaxpr, tracer consts, in_tree, out_tree, leaves); the
-  jaxpr takes the tracer consts first.
-  """
   leaves, in_tree = tree_util.tree_flatten(dyn)
   out_tree_box = []
 
@@ -84,7 +82,7 @@ def _trace_call(fun, nondiff_argnums, nondiff, dyn):
   leaves = [_as_value(x) for x in leaves]
   closed = pe.trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in leaves])
   closed, tracer_consts = pe.split_tracer_consts(closed)
-  return closed, tracer_consts, in_tree, out_tree_box[0], leaves
+  return nondiff, dyn, closed, tracer_consts, in_tree, out_tree_box[0], leaves
 
 
 def _rebuild(nondiff_argnums, nondiff, dyn):
@@ -218,10 +216,8 @@ class custom_jvp:  # noqa: N801 (JAX's name)
     if self.jvp is None:
       raise AttributeError(f"No JVP defined for custom_jvp function {name} using "
                            "`defjvp`.")
-    args = _resolve_kwargs(self.fun, args, kwargs)
-    nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
-    closed, consts, in_tree, out_tree, leaves = _trace_call(
-        self.fun, self.nondiff_argnums, nondiff, dyn)
+    nondiff, dyn, closed, consts, in_tree, out_tree, leaves = _trace_call(
+        self.fun, self.nondiff_argnums, args, kwargs)
     out_avals = closed.out_avals
     jvp_rule = self.jvp
     jvp_name = getattr(jvp_rule, "__name__", str(jvp_rule))
@@ -360,10 +356,8 @@ class custom_vjp:  # noqa: N801 (JAX's name)
     if self.fwd is None:
       raise AttributeError(f"No VJP defined for custom_vjp function {name} using "
                            "`defvjp`.")
-    args = _resolve_kwargs(self.fun, args, kwargs)
-    nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
-    closed, consts, in_tree, out_tree, leaves = _trace_call(
-        self.fun, self.nondiff_argnums, nondiff, dyn)
+    nondiff, dyn, closed, consts, in_tree, out_tree, leaves = _trace_call(
+        self.fun, self.nondiff_argnums, args, kwargs)
     fwd, bwd, fwd_name = self.fwd, self.bwd, getattr(self.fwd, "__name__", "fwd")
     res_tree_box = []
 

@@ -73,6 +73,11 @@ def is_undefined_primal(x):
   return isinstance(x, UndefinedPrimal)
 
 
+def primal_aval(x):
+  """The aval of a transpose rule's argument: a value or an `UndefinedPrimal`."""
+  return x.aval if is_undefined_primal(x) else core.get_aval(x)
+
+
 def tangent_aval(aval):
   """The tangent type of a primal type: the same, except that integer and
   boolean values have `float0` tangents (there is no way to perturb them)."""
@@ -181,6 +186,22 @@ def deflinear2(primitive, transpose_rule):
   arguments (`UndefinedPrimal`s carrying their avals)."""
   deflinear(primitive, transpose_rule)
   primitive_transposes[primitive] = transpose_rule
+
+
+def defbilinear(primitive, lhs_transpose, rhs_transpose):
+  """`primitive(x, y, **params)` is linear in each argument separately (a
+  product): its JVP is `p(t_x, y) + p(x, t_y)`, and the transpose with
+  respect to the undefined argument is `lhs_transpose(ct, x, y, **params)`
+  or `rhs_transpose(ct, x, y, **params)`."""
+  defjvp(primitive,
+         lambda t, x, y, **params: primitive.bind(t, y, **params),
+         lambda t, x, y, **params: primitive.bind(x, t, **params))
+
+  def transpose(ct, x, y, **params):
+    if is_undefined_primal(x):
+      return [lhs_transpose(ct, x, y, **params), None]
+    return [None, rhs_transpose(ct, x, y, **params)]
+  primitive_transposes[primitive] = transpose
 
 
 def deftranspose(primitive, transpose_rule):

@@ -605,13 +605,5 @@ def _conv_general_dilated_transpose_rhs(
   return out
 
 
-def _conv_general_dilated_transpose(ct, lhs, rhs, **params):
-  if ad.is_undefined_primal(lhs):
-    return [_conv_general_dilated_transpose_lhs(ct, lhs, rhs, **params), None]
-  return [None, _conv_general_dilated_transpose_rhs(ct, lhs, rhs, **params)]
-
-
-ad.defjvp(conv_general_dilated_p,
-          lambda g, lhs, rhs, **params: conv_general_dilated_p.bind(g, rhs, **params),
-          lambda g, lhs, rhs, **params: conv_general_dilated_p.bind(lhs, g, **params))
-ad.deftranspose(conv_general_dilated_p, _conv_general_dilated_transpose)
+ad.defbilinear(conv_general_dilated_p, _conv_general_dilated_transpose_lhs,
+               _conv_general_dilated_transpose_rhs)

@@ -26,10 +26,10 @@ from refimpl import dtypes
 from refimpl.core import (ConcreteArray, Primitive, ShapedArray, Tracer, eval_context,
                           get_aval)
 from refimpl.interpreters import ad
-from refimpl.lax.rules import (ANY, COMPLEX, COMPLEX_PARTS, FLOAT, INEXACT,
-                               INT_OR_BOOL, INTEGER, NUMBER, ORDERED, SIGNED,
-                               as_dtype, broadcasting_shape, check_dtype,
-                               check_same_dtypes, naryop_aval)
+from refimpl.lax.rules import (ANY, COMPLEX, COMPLEX_PARTS, FLOAT, INEXACT, INT_OR_BOOL,
+                               INTEGER, NUMBER, ORDERED, SIGNED, as_dtype,
+                               broadcasting_shape, check_dtype, check_same_dtypes, const,
+                               naryop_aval)
 
 __all__ = [
     'RoundingMethod', 'AccuracyMode', 'Tolerance',
@@ -1215,11 +1215,6 @@ def conj(x):
 # broadcast operands are broadcast up (`_maybe_broadcast`); cotangents are
 # summed back down to the operand's shape (`_unbroadcast`).
 
-def _const(x, value):
-  """`value` as a NumPy scalar of x's dtype (a literal in a jaxpr)."""
-  return np.array(value, get_aval(x).dtype)
-
-
 def _full_like(x, value):
   from refimpl.lax.shapes import full_like
   return full_like(x, value)
@@ -1227,7 +1222,7 @@ def _full_like(x, value):
 
 def _replace_zero(x):
   """x, with its zeros replaced by ones (to keep a formula finite where unused)."""
-  return select(eq(x, _const(x, 0)), _full_like(x, 1), x)
+  return select(eq(x, const(x, 0)), _full_like(x, 1), x)
 
 
 def _maybe_broadcast(shape, x):
@@ -1274,7 +1269,7 @@ def _abs_jvp(g, ans, x):
   dtype = get_aval(x).dtype
   if dtypes.is_complex(dtype):   # Re(g conj(x) / |x|), and 0 at x == 0
     return real(mul(g, div(conj(x), _replace_zero(convert_element_type(ans, dtype)))))
-  return select(ge(x, _const(x, 0)), g, neg(g))   # so grad(abs)(0.) is 1
+  return select(ge(x, const(x, 0)), g, neg(g))   # so grad(abs)(0.) is 1
 
 
 ad.defjvp2(abs_p, _abs_jvp)
@@ -1282,30 +1277,30 @@ ad.defjvp2(abs_p, _abs_jvp)
 # Exponentials and logarithms. `accuracy=HIGHEST` picks JAX's more accurate
 # formulas for expm1, tanh and logistic.
 ad.defjvp2(exp_p, lambda g, ans, x, accuracy: mul(g, ans))
-ad.defjvp2(exp2_p, lambda g, ans, x, accuracy: mul(log(_const(x, 2)), mul(g, ans)))
+ad.defjvp2(exp2_p, lambda g, ans, x, accuracy: mul(log(const(x, 2)), mul(g, ans)))
 ad.defjvp2(expm1_p, lambda g, ans, x, accuracy: (
     mul(g, exp(x, accuracy=accuracy)) if accuracy is AccuracyMode.HIGHEST
-    else mul(g, add(ans, _const(ans, 1)))))
+    else mul(g, add(ans, const(ans, 1)))))
 ad.defjvp(log_p, lambda g, x, accuracy: div(g, x))
-ad.defjvp(log1p_p, lambda g, x, accuracy: div(g, add(x, _const(x, 1))))
+ad.defjvp(log1p_p, lambda g, x, accuracy: div(g, add(x, const(x, 1))))
 ad.defjvp2(logistic_p, lambda g, ans, x, accuracy: (
     mul(g, mul(ans, logistic(neg(x)))) if accuracy is AccuracyMode.HIGHEST
-    else mul(g, mul(ans, sub(_const(ans, 1), ans)))))
+    else mul(g, mul(ans, sub(const(ans, 1), ans)))))
 ad.defjvp2(tanh_p, lambda g, ans, x, accuracy: (
     # 1 - tanh(x)**2 == 4 logistic(2x) logistic(-2x)
-    mul(g, mul(_const(x, 4), mul(logistic(mul(_const(x, 2), x), accuracy=accuracy),
-                                 logistic(mul(_const(x, -2), x), accuracy=accuracy))))
+    mul(g, mul(const(x, 4), mul(logistic(mul(const(x, 2), x), accuracy=accuracy),
+                                 logistic(mul(const(x, -2), x), accuracy=accuracy))))
     if accuracy is AccuracyMode.HIGHEST
-    else mul(add(g, mul(g, ans)), sub(_const(x, 1), ans))))
+    else mul(add(g, mul(g, ans)), sub(const(x, 1), ans))))
 
 # Powers and roots.
-ad.defjvp2(sqrt_p, lambda g, ans, x, accuracy: mul(g, div(_const(x, 0.5), ans)))
-ad.defjvp2(rsqrt_p, lambda g, ans, x, accuracy: mul(g, mul(_const(x, -0.5), div(ans, x))))
+ad.defjvp2(sqrt_p, lambda g, ans, x, accuracy: mul(g, div(const(x, 0.5), ans)))
+ad.defjvp2(rsqrt_p, lambda g, ans, x, accuracy: mul(g, mul(const(x, -0.5), div(ans, x))))
 ad.defjvp2(cbrt_p, lambda g, ans, x, accuracy: mul(
-    g, mul(_const(x, 1 / 3), integer_pow(ans, -2))))
-ad.defjvp2(square_p, lambda g, ans, x: mul(g, mul(_const(x, 2), x)))
+    g, mul(const(x, 1 / 3), integer_pow(ans, -2))))
+ad.defjvp2(square_p, lambda g, ans, x: mul(g, mul(const(x, 2), x)))
 ad.defjvp(integer_pow_p, lambda g, x, *, y: (
-    _full_like(g, 0) if y == 0 else mul(g, mul(_const(x, y), integer_pow(x, y - 1)))))
+    _full_like(g, 0) if y == 0 else mul(g, mul(const(x, y), integer_pow(x, y - 1)))))
 
 
 def _pow_jvp_lhs(g, ans, x, y):
@@ -1314,7 +1309,7 @@ def _pow_jvp_lhs(g, ans, x, y):
     shape = get_aval(ans).shape
     x = _maybe_broadcast(shape, x)
     y = _maybe_broadcast(shape, convert_element_type(y, get_aval(x).dtype))
-    jac = select(eq(y, _const(y, 0)), _full_like(y, 0),
+    jac = select(eq(y, const(y, 0)), _full_like(y, 0),
                  mul(_replace_zero(y), pow(x, sub(y, _full_like(y, 1)))))
   else:
     jac = mul(y, pow(x, sub(y, _full_like(y, 1))))
@@ -1331,19 +1326,19 @@ ad.defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
 # Trigonometric and hyperbolic functions.
 ad.defjvp(sin_p, lambda g, x, accuracy: mul(g, cos(x, accuracy=accuracy)))
 ad.defjvp(cos_p, lambda g, x, accuracy: neg(mul(g, sin(x, accuracy=accuracy))))
-ad.defjvp2(tan_p, lambda g, ans, x, accuracy: mul(g, add(_const(x, 1), square(ans))))
-ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x)))))
-ad.defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(_const(x, 1), square(x))))))
-ad.defjvp(atan_p, lambda g, x: div(g, add(_const(x, 1), square(x))))
+ad.defjvp2(tan_p, lambda g, ans, x, accuracy: mul(g, add(const(x, 1), square(ans))))
+ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(const(x, 1), square(x)))))
+ad.defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(const(x, 1), square(x))))))
+ad.defjvp(atan_p, lambda g, x: div(g, add(const(x, 1), square(x))))
 ad.defjvp(atan2_p,   # atan2(x, y) is the angle of (y, x)
           lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
           lambda g, x, y: mul(g, div(neg(x), add(square(x), square(y)))))
 ad.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
 ad.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
-ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), _const(x, 1)))))
-ad.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(square(x), _const(x, 1)))))
-ad.defjvp(atanh_p, lambda g, x: mul(reciprocal(add(_const(x, 1), x)),
-                                    div(g, sub(_const(x, 1), x))))
+ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), const(x, 1)))))
+ad.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(square(x), const(x, 1)))))
+ad.defjvp(atanh_p, lambda g, x: mul(reciprocal(add(const(x, 1), x)),
+                                    div(g, sub(const(x, 1), x))))
 
 
 # Arithmetic.
@@ -1458,7 +1453,7 @@ def _select_n_transpose(ct, which, *cases):
     elif boolean:
       cts.append(select_n(which, ct, zeros) if i == 0 else select_n(which, zeros, ct))
     else:
-      cts.append(select(eq(which, _const(which, i)), ct, zeros))
+      cts.append(select(eq(which, const(which, i)), ct, zeros))
   return cts
 
 
@@ -1489,8 +1484,8 @@ ad.deftranspose(convert_element_type_p, _convert_element_type_transpose)
 # (mul(x, c) transposes to mul(ct, c)), so real's transpose is complex(ct, 0),
 # imag's complex(0, -ct) (ct times -1j), complex's (Re ct, -Im ct).
 
-ad.deflinear2(real_p, lambda ct, x: [complex(ct, _const(ct, 0))])
-ad.deflinear2(imag_p, lambda ct, x: [complex(_const(ct, 0), neg(ct))])
+ad.deflinear2(real_p, lambda ct, x: [complex(ct, const(ct, 0))])
+ad.deflinear2(imag_p, lambda ct, x: [complex(const(ct, 0), neg(ct))])
 
 
 def _complex_transpose(ct, x, y):

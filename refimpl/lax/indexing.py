@@ -337,7 +337,7 @@ def _dynamic_update_slice_jvp(primals, tangents):
 def _dynamic_update_slice_transpose(ct, operand, update, *starts):
   # The operand's cotangent is ct with the updated block zeroed; the
   # update's is that block of ct.
-  update_aval = shapes.primal_aval(update)
+  update_aval = ad.primal_aval(update)
   t_operand = t_update = None
   if ad.is_undefined_primal(operand):
     t_operand = dynamic_update_slice_p.bind(ct, ad.zeros_like_aval(update_aval), *starts)
@@ -1034,7 +1034,7 @@ def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, indi
   if not unique_indices:
     raise NotImplementedError("scatter transpose is only implemented where "
                               "unique_indices=True")
-  updates_aval = shapes.primal_aval(updates)
+  updates_aval = ad.primal_aval(updates)
   t_operand = t_updates = None
   if ad.is_undefined_primal(operand):
     t_operand = scatter(ct, indices, ad.zeros_like_aval(updates_aval), dimension_numbers,

@@ -31,7 +31,8 @@ from refimpl.lax.elementwise import (add, conj, convert_element_type, div, eq, g
 from refimpl.lax.indexing import (GatherDimensionNumbers, GatherScatterMode,
                                   ScatterDimensionNumbers, gather, scatter)
 from refimpl.lax.reductions import reduce_sum
-from refimpl.lax.rules import INEXACT, accumulation_dtype, as_dtype, check_dtype, check_same_dtypes
+from refimpl.lax.rules import (INEXACT, accumulation_dtype, as_dtype, check_dtype,
+                               check_same_dtypes, const)
 from refimpl.lax.shapes import (broadcast, broadcasted_iota, concatenate, expand_dims, full,
                                 full_like, pad, squeeze, transpose)
 
@@ -1102,11 +1103,6 @@ def tridiagonal_solve(dl, d, du, b):
 # (reverse mode transposes those JVPs); the solvers are linear in `b`.
 # Primitives without rules, as in JAX: geqrf and householder_product.
 
-def _const(x, value):
-  """`value` as a scalar of x's dtype."""
-  return np.array(value, dtypes.dtype(x))
-
-
 def _re(x):
   """The real part of complex `x`; real `x` itself."""
   return real(x) if dtypes.is_complex(dtypes.dtype(x)) else x
@@ -1219,16 +1215,7 @@ def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, **params):
                                     **params)
 
 
-def _dot_general_transpose(ct, x, y, **params):
-  if ad.is_undefined_primal(x):
-    return [_dot_general_transpose_lhs(ct, x, y, **params), None]
-  return [None, _dot_general_transpose_rhs(ct, x, y, **params)]
-
-
-ad.defjvp(dot_general_p,
-          lambda g, x, y, **params: dot_general_p.bind(g, y, **params),
-          lambda g, x, y, **params: dot_general_p.bind(x, g, **params))
-ad.deftranspose(dot_general_p, _dot_general_transpose)
+ad.defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
 
 
 # --- cholesky -------------------------------------------------------------------------
@@ -1242,7 +1229,7 @@ def _cholesky_jvp(primals, tangents):
   ndim, n = get_aval(x).ndim, get_aval(x).shape[-1]
 
   def phi(X):
-    return div(_tril(X), add(_const(X, 1), _eye(dtypes.dtype(X), n, ndim)))
+    return div(_tril(X), add(const(X, 1), _eye(dtypes.dtype(X), n, ndim)))
 
   tmp = triangular_solve(L, sigma_dot, left_side=False, transpose_a=True, conjugate_a=True,
                          lower=True)
@@ -1301,7 +1288,7 @@ def _lu_jvp(primals, tangents):
   shape = get_aval(a).shape
   ndim, (m, n) = len(shape), shape[-2:]
   k = min(m, n)
-  dtype, zero = dtypes.dtype(a), _const(a, 0)
+  dtype, zero = dtypes.dtype(a), const(a, 0)
   x = _take(a_dot, permutation, axis=-2)
   # L (m x m, unit lower) and U (n x n, upper), completed by the identity
   # where lu holds only k columns (rows).
@@ -1408,14 +1395,14 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
     return [s], [ds]
   s_diffs = mul(add(s_dim, _T(s_dim)), sub(s_dim, _T(s_dim)))
   s_diffs_zeros = _eye(dtypes.dtype(s), get_aval(s).shape[-1], ndim)
-  F = sub(div(_const(s, 1), add(s_diffs, s_diffs_zeros)), s_diffs_zeros)
+  F = sub(div(const(s, 1), add(s_diffs, s_diffs_zeros)), s_diffs_zeros)
   s_dim = convert_element_type(s_dim, dtype)
   dSS = mul(s_dim, dS)      # dS diag(s)
   SdS = mul(_T(s_dim), dS)  # diag(s) dS
-  s_zeros = convert_element_type(eq(s, _const(s, 0)), dtypes.dtype(s))
-  s_inv = sub(div(_const(s, 1), add(s, s_zeros)), s_zeros)
+  s_zeros = convert_element_type(eq(s, const(s, 0)), dtypes.dtype(s))
+  s_inv = sub(div(const(s, 1), add(s, s_zeros)), s_zeros)
   s_inv_mat = convert_element_type(_construct_diagonal(s_inv), dtype)
-  dUdV_diag = mul(mul(_const(dS, 0.5), sub(dS, _H(dS))), s_inv_mat)
+  dUdV_diag = mul(mul(const(dS, 0.5), sub(dS, _H(dS))), s_inv_mat)
   F = convert_element_type(F, dtype)
   dU = _matmul(U, add(mul(F, add(dSS, _H(dSS))), dUdV_diag))
   dV = _matmul(V, mul(F, add(SdS, _H(SdS))))
@@ -1473,9 +1460,9 @@ def _tridiagonal_product(dl, d, du, b):
 
   y = mul(column(d), b)
   below = mul(column(_slice_axis(dl, ndim - 2, 1, m)), _slice_axis(b, ndim - 2, 0, m - 1))
-  y = add(y, pad(below, _const(b, 0), no_pad + ((1, 0, 0), (0, 0, 0))))
+  y = add(y, pad(below, const(b, 0), no_pad + ((1, 0, 0), (0, 0, 0))))
   above = mul(column(_slice_axis(du, ndim - 2, 0, m - 1)), _slice_axis(b, ndim - 2, 1, m))
-  return add(y, pad(above, _const(b, 0), no_pad + ((0, 1, 0), (0, 0, 0))))
+  return add(y, pad(above, const(b, 0), no_pad + ((0, 1, 0), (0, 0, 0))))
 
 
 def _tridiagonal_solve_jvp(primals, tangents):

@@ -29,8 +29,9 @@ from refimpl.lax import elementwise
 from refimpl.lax.elementwise import (add, convert_element_type, div, eq, exp, log1p, mul, ne,
                                      neg, select, sub)
 from refimpl.lax.indexing import slice_in_dim
-from refimpl.lax.rules import (ANY, FLOAT, INT_OR_BOOL, NUMBER, accumulation_dtype, as_dtype,
-                               canonical_axes, check_dtype, max_identity, min_identity)
+from refimpl.lax.rules import (ANY, FLOAT, INT_OR_BOOL, NUMBER, accumulation_dtype,
+                               as_dtype, canonical_axes, check_dtype, const, max_identity,
+                               min_identity)
 from refimpl.lax.shapes import (broadcast_in_dim, canonicalize_axis, concatenate, full,
                                 full_like, pad, reshape, rev, squeeze)
 
@@ -476,11 +477,6 @@ def cumlogsumexp(operand, axis=0, reverse=False):
 # reductions; cumprod, cummax, cummin and cumlogsumexp differentiate a parallel
 # prefix scan. Integer and boolean results have zero tangents.
 
-def _const(x, value):
-  """`value` as a NumPy scalar of x's dtype (a literal in a jaxpr)."""
-  return np.array(value, get_aval(x).dtype)
-
-
 def _reduce_sum_transpose(ct, operand, *, axes):
   shape = operand.aval.shape
   return [broadcast_in_dim(ct, shape, tuple(d for d in range(len(shape)) if d not in axes))]
@@ -537,7 +533,7 @@ def _reduce_jvp(reducer, init_values, primals, tangents, axes):
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
-  outs, tangents_out = _reduce_jvp(lambda x, y: [mul(x, y)], [_const(primals[0], 1)],
+  outs, tangents_out = _reduce_jvp(lambda x, y: [mul(x, y)], [const(primals[0], 1)],
                                    primals, tangents, axes)
   return outs[0], tangents_out[0]
 
@@ -616,11 +612,11 @@ def _interleave(a, b, axis):
   same_length = get_aval(a).shape[axis] == get_aval(b).shape[axis]
   a_pad[axis] = (0, 1 if same_length else 0, 1)
   b_pad[axis] = (1, 0 if same_length else 1, 1)
-  return add(pad(a, _const(a, 0), a_pad), pad(b, _const(b, 0), b_pad))
+  return add(pad(a, const(a, 0), a_pad), pad(b, const(b, 0), b_pad))
 
 
 def _replace_inf(x):
-  return select(eq(x, _const(x, np.inf)), full_like(x, 0), x)
+  return select(eq(x, const(x, np.inf)), full_like(x, 0), x)
 
 
 @custom_jvp

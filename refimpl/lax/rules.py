@@ -156,3 +156,10 @@ def as_dtype(x, dtype):
   if dtype in (dtypes.float16, dtypes.bfloat16) and x.dtype == dtypes.float64:
     x = x.astype(np.float32)
   return x.astype(dtype, copy=False)
+
+
+def const(x, value):
+  """`value` as a NumPy scalar of the dtype of `x` (a value or tracer): a
+  literal in a jaxpr, as the differentiation rules use."""
+  from refimpl.core import get_aval
+  return np.array(value, get_aval(x).dtype)

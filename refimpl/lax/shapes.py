@@ -57,11 +57,6 @@ def _shape(x):
   return core.get_aval(x).shape
 
 
-def primal_aval(x):
-  """The aval of a transpose rule's argument: a value or an `ad.UndefinedPrimal`."""
-  return x.aval if ad.is_undefined_primal(x) else core.get_aval(x)
-
-
 def _reduce_sum(x, axes):
   from refimpl.lax.reductions import reduce_sum  # (reductions imports this module)
   return reduce_sum(x, axes)
@@ -512,7 +507,7 @@ def concatenate(operands, dimension):
 
 
 def _concatenate_transpose(ct, *operands, dimension):
-  sizes = [primal_aval(o).shape[dimension] for o in operands]
+  sizes = [ad.primal_aval(o).shape[dimension] for o in operands]
   return split(ct, sizes, dimension)
 
 

@@ -28,7 +28,7 @@ from refimpl.interpreters import ad
 from refimpl.lax import elementwise
 from refimpl.lax.elementwise import (add, binop, div, exp, gt, log, log1p, mul, naryop, neg,
                                      reciprocal, select, sign, square, sub, unop)
-from refimpl.lax.rules import FLOAT, INTEGER
+from refimpl.lax.rules import FLOAT, INTEGER, const
 from refimpl.lax.shapes import full_like
 
 __all__ = [
@@ -779,11 +779,6 @@ def mulhi(x, y, /):
 # gets it and the other raises, as differentiating betainc's a, b or polygamma's
 # m does in JAX.
 
-def _const(x, value):
-  """`value` as a NumPy scalar of x's dtype (a literal in a jaxpr)."""
-  return np.array(value, get_aval(x).dtype)
-
-
 def _not_differentiable(name, argument):
   def rule(*args, **params):
     raise NotImplementedError(f"Differentiation rule for '{name}' with respect to "
@@ -797,7 +792,7 @@ def _gamma_density(a, x):
 
 
 ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
-ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(_const(x, 1), x)))
+ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(const(x, 1), x)))
 
 
 def _polygamma_grad_m(g, m, x):
@@ -805,11 +800,11 @@ def _polygamma_grad_m(g, m, x):
 
 
 ad.defjvp(polygamma_p, _polygamma_grad_m,
-          lambda g, m, x: mul(g, polygamma(add(m, _const(m, 1)), x)))
+          lambda g, m, x: mul(g, polygamma(add(m, const(m, 1)), x)))
 
 # d/dq zeta(x, q) = -x zeta(x + 1, q); no closed form in x.
 ad.defjvp(zeta_p, _not_differentiable("zeta", "x"),
-          lambda g, x, q: mul(g, mul(neg(x), zeta(add(x, _const(x, 1)), q))))
+          lambda g, x, q: mul(g, mul(neg(x), zeta(add(x, const(x, 1)), q))))
 
 ad.defjvp(igamma_p, lambda g, a, x: mul(g, igamma_grad_a(a, x)),
           lambda g, a, x: mul(g, _gamma_density(a, x)))
@@ -823,7 +818,7 @@ ad.defjvp(igamma_grad_a_p, _not_differentiable("igamma_grad_a", "a"),
 
 def _random_gamma_grad_x(g, r, a, x):
   # r = -(dP/da) / density, so dr/dx = digamma(a) - log(x) - r ((a - 1) / x - 1).
-  one = _const(x, 1)
+  one = const(x, 1)
   return mul(g, sub(sub(digamma(a), log(x)),
                     mul(r, sub(div(sub(a, one), x), one))))
 
@@ -836,7 +831,7 @@ ad.defjvp2(bessel_i0e_p, lambda g, y, x: mul(g, sub(bessel_i1e(x), mul(sign(x), 
 
 def _bessel_i1e_jvp(g, y, x):
   # i1e'(x) = i0e(x) - y (sign(x) + 1/x), which tends to 1/2 at x = 0.
-  eps = _const(x, dtypes.finfo(get_aval(x).dtype).eps)
+  eps = const(x, dtypes.finfo(get_aval(x).dtype).eps)
   x_is_not_tiny = gt(elementwise.abs(x), eps)
   safe_x = select(x_is_not_tiny, x, full_like(x, eps))
   dy_dx = sub(bessel_i0e(safe_x), mul(y, add(sign(safe_x), reciprocal(safe_x))))
@@ -845,10 +840,10 @@ def _bessel_i1e_jvp(g, y, x):
 
 ad.defjvp2(bessel_i1e_p, _bessel_i1e_jvp)
 
-ad.defjvp(erf_p, lambda g, x: mul(_const(x, 2 / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
-ad.defjvp(erfc_p, lambda g, x: mul(_const(x, -2 / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
+ad.defjvp(erf_p, lambda g, x: mul(const(x, 2 / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
+ad.defjvp(erfc_p, lambda g, x: mul(const(x, -2 / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
 ad.defjvp2(erf_inv_p,
-           lambda g, ans, x: mul(_const(x, np.sqrt(np.pi) / 2), mul(g, exp(square(ans)))))
+           lambda g, ans, x: mul(const(x, np.sqrt(np.pi) / 2), mul(g, exp(square(ans)))))
 
 
 def _betainc_grad_not_implemented(g, a, b, x):
@@ -858,7 +853,7 @@ def _betainc_grad_not_implemented(g, a, b, x):
 def _betainc_grad_x(g, a, b, x):
   # The integrand x**(a-1) (1-x)**(b-1) / B(a, b).
   log_beta = sub(add(lgamma(a), lgamma(b)), lgamma(add(a, b)))
-  one = _const(a, 1)
+  one = const(a, 1)
   partial_x = exp(sub(add(mul(sub(b, one), log1p(neg(x))), mul(sub(a, one), log(x))),
                       log_beta))
   return mul(partial_x, g)

@@ -1,6 +1,7 @@
 """Cases for the primitives that call a traced sub-program: `jit`,
 `checkpoint` (with `name`), `custom_jvp_call` and `custom_vjp_call` (with
-`custom_lin`). Their values are those of the program they call; their
+`custom_lin`, which only reverse mode can run), and for the two primitives
+differentiation introduces, `add_any` and `stop_gradient`. Their values are those of the program they call; their
 derivative cases check that differentiation goes through them (and, for the
 custom ones, uses the user's rule)."""
 
@@ -8,7 +9,7 @@ import numpy as np
 
 import refimpl
 import refimpl.numpy as jnp
-from refimpl import ad_checkpoint
+from refimpl import ad_checkpoint, lax
 from conformance import strategies as S
 from conformance.autodiff import ADCase
 from conformance.cases import Case
@@ -72,6 +73,13 @@ def _inputs(n=1):
 
 
 CASES = [
+    Case("add_any", lax.ad_util.add_any,
+         lambda: S.same_shape_arrays(S.INT_DTYPES + [np.float32, np.complex64]),
+         lambda x, y: (x + y).astype(x.dtype), ("add_any",)),
+    Case("lax.stop_gradient", lax.stop_gradient, lambda: S.case_inputs(S.ALL_DTYPES),
+         lambda x: x, ("stop_gradient",)),
+    Case("checkpoint_name", lambda x: ad_checkpoint.checkpoint_name(x, "x"),
+         lambda: S.case_inputs(S.ALL_DTYPES), lambda x: x, ("name",)),
     Case("checkpoint", _checkpointed, lambda: S.bounded_case_inputs([np.float32], 1, -10, 10),
          _smooth_np, ("checkpoint",), rtol=1e-5, atol=1e-5),
     Case("custom_jvp", _custom_jvp_fn, lambda: S.bounded_case_inputs([np.float32], 1, -10, 10),
@@ -81,6 +89,13 @@ CASES = [
 ]
 
 AD_CASES = [
+    Case("add_any", lax.ad_util.add_any,
+         lambda: S.same_shape_arrays(S.INT_DTYPES + [np.float32, np.complex64]),
+         lambda x, y: (x + y).astype(x.dtype), ("add_any",)),
+    Case("lax.stop_gradient", lax.stop_gradient, lambda: S.case_inputs(S.ALL_DTYPES),
+         lambda x: x, ("stop_gradient",)),
+    Case("checkpoint_name", lambda x: ad_checkpoint.checkpoint_name(x, "x"),
+         lambda: S.case_inputs(S.ALL_DTYPES), lambda x: x, ("name",)),
     ADCase("jit", _jitted, _inputs(), ("jit",), order=2),
     ADCase("checkpoint", _checkpointed, _inputs(), ("checkpoint",), order=2),
     ADCase("checkpoint_name", _checkpointed_names, _inputs(), ("checkpoint", "name"), order=2),

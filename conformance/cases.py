@@ -26,7 +26,7 @@ import refimpl
 from conformance.divergences import DIVERGENCES
 from conformance.strategies import assert_close
 
-__all__ = ["Case", "all_cases", "check_against_numpy", "check_backend"]
+__all__ = ["Case", "all_cases", "check_against_numpy", "check_backend", "compare_outputs"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +56,7 @@ def _leaves(x):
   return refimpl.tree_util.tree_leaves(x)
 
 
-def _compare(actual, expected, case, dtype_of=None):
+def compare_outputs(actual, expected, case, dtype_of=None):
   actual_leaves, expected_leaves = _leaves(actual), _leaves(expected)
   assert len(actual_leaves) == len(expected_leaves), \
       f"{case.name}: {len(actual_leaves)} outputs, expected {len(expected_leaves)}"
@@ -75,7 +75,7 @@ def check_against_numpy(case, args, kwargs):
   else:
     with np.errstate(all="ignore"):
       expected = case.numpy_fn(*args, **kwargs)
-  _compare(actual, expected, case)
+  compare_outputs(actual, expected, case)
 
 
 def check_backend(case, backend, args, kwargs):
@@ -84,7 +84,7 @@ def check_backend(case, backend, args, kwargs):
   actual = refimpl.jit(lambda *a: case.fn(*a, **kwargs), backend=backend)(*args)
   for a, e in zip(_leaves(actual), _leaves(expected)):
     assert a.dtype == e.dtype, f"{case.name}: dtype {a.dtype}, reference gives {e.dtype}"
-  _compare(actual, expected, case)
+  compare_outputs(actual, expected, case)
 
 
 def all_cases():

@@ -153,13 +153,13 @@ def _heaviside(x1, x2):
 
 def _complex_fmax_fmin(np_fn, np_order):
   """np_fn for real operands; JAX's `where(order(x1, x2) or isnan(x1), x2, x1)`
-  for complex ones (NumPy's complex ordering is lexicographic, as JAX's)."""
+  for complex ones, with JAX's lexicographic order (see `_complex_order`)."""
   def expected(x1, x2):
     x1, x2 = np.asarray(x1), np.asarray(x2)
     if not dtypes.is_complex(x1.dtype):
       return np_fn(x1, x2)
     with np.errstate(invalid="ignore"):
-      return np.where(np_order(x1, x2) | np.isnan(x1), x2, x1)
+      return np.where(_complex_order(x1, x2, np_order.__name__) | np.isnan(x1), x2, x1)
   return expected
 
 

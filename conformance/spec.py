@@ -29,9 +29,9 @@ def _transforms(prim):
 
   Evaluation and jit need no per-primitive rule beyond the reference rule and
   the shape rule. Differentiation and batching rules are registered by their
-  interpreters; each appears here once that interpreter exists.
+  interpreters.
   """
-  from refimpl.interpreters import ad
+  from refimpl.interpreters import ad, batching
   supported = []
   if prim in ad.unsupported_jvps:
     supported.append(f"jvp unsupported, as in JAX ({ad.unsupported_jvps[prim]})")
@@ -41,13 +41,18 @@ def _transforms(prim):
     supported.append("jvp")
   if prim in ad.primitive_transposes:
     supported.append("transpose (linear)")
-  try:
-    from refimpl.interpreters import batching
-  except ImportError:
-    return supported
-  if prim in batching.primitive_batchers:
+  if prim in batching.primitive_batchers or prim in batching.axis_primitive_batchers:
     supported.append("vmap")
+  elif not operand_names(prim):
+    supported.append("vmap (no operands: never batched)")
   return supported
+
+
+def operand_names(prim):
+  """The positional parameters of the shape rule (the operands)."""
+  signature = inspect.signature(prim.abstract_eval)
+  return [name for name, p in signature.parameters.items()
+          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
 
 
 def _params(prim):

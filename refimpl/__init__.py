@@ -19,6 +19,8 @@ from refimpl.api import (jit, make_jaxpr, eval_shape, ShapeDtypeStruct,  # noqa:
 from refimpl.autodiff import (jvp, linearize, vjp, grad, value_and_grad,  # noqa: F401
                               jacfwd, jacrev, jacobian, hessian, linear_transpose,
                               fwd_and_bwd)
+from refimpl.vectorize import vmap, pmap  # noqa: F401
+from refimpl import custom_batching  # noqa: F401
 from refimpl.custom_derivatives import (custom_jvp, custom_vjp,  # noqa: F401
                                         custom_gradient, closure_convert)
 from refimpl.ad_checkpoint import checkpoint, remat, checkpoint_policies  # noqa: F401

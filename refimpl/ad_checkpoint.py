@@ -16,7 +16,7 @@ import types
 
 from refimpl import core, tree_util
 from refimpl.core import Primitive
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.interpreters import partial_eval as pe
 from refimpl.interpreters.eval import eval_closed_jaxpr, eval_jaxpr
 from refimpl.jaxpr import ClosedJaxpr, Jaxpr, Var, dce_jaxpr
@@ -47,6 +47,7 @@ checkpoint_p.def_abstract_eval(lambda *avals, jaxpr, **_: jaxpr.out_avals)
 ad.primitive_jvps[checkpoint_p] = ad.call_jvp_rule(
     checkpoint_p, lambda params: dict(params, differentiated=True))
 ad.deftranspose(checkpoint_p, ad.call_transpose_rule(checkpoint_p))
+batching.axis_primitive_batchers[checkpoint_p] = batching.call_batching_rule(checkpoint_p)
 
 
 def _plan_recomputation(known, num_res, policy):
@@ -164,6 +165,7 @@ name_p = Primitive("name")
 name_p.def_impl(_name_impl)
 name_p.def_abstract_eval(lambda aval, *, name: aval)
 ad.deflinear(name_p, lambda ct, *, name: [ct])
+batching.defvectorized(name_p)
 
 
 def checkpoint_name(x, name):

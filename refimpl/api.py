@@ -16,7 +16,7 @@ import numpy as np
 
 from refimpl import backends, core, dtypes, tree_util
 from refimpl.config import config
-from refimpl.interpreters import ad, partial_eval as pe
+from refimpl.interpreters import ad, batching, partial_eval as pe
 from refimpl.jaxpr import dce_jaxpr, ClosedJaxpr, Jaxpr
 
 
@@ -117,6 +117,7 @@ def _jit_partial_eval(trace, args, params):
 ad.primitive_jvps[jit_p] = ad.call_jvp_rule(jit_p)
 ad.deftranspose(jit_p, ad.call_transpose_rule(jit_p))
 pe.partial_eval_rules[jit_p] = _jit_partial_eval
+batching.axis_primitive_batchers[jit_p] = batching.call_batching_rule(jit_p)
 
 
 # --- jit -------------------------------------------------------------------
@@ -218,7 +219,7 @@ class JitFunction:
     avals = tuple(_abstractify(leaf, self.__name__, tree_util.keystr(path))
                   for path, leaf in leaves_with_path)
     key = (self.static_argnums, self.static_argnames, static, in_tree, avals,
-           config.trace_state())
+           config.trace_state(), core.axis_env())
     per_fun = _trace_cache.setdefault(self.fun, {})
     if key not in per_fun:
       out_tree_box = []

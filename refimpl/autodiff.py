@@ -347,55 +347,31 @@ def _jacobian_tree(out_tree, in_tree, out_avals, in_avals, block):
   return tree_util.tree_unflatten(out_tree, rows)
 
 
-def _basis(avals, dtype_of):
-  """The standard basis of the flattened space of `avals`: for each of the
-  total size's coordinates, one leaf per aval, all zero but a single one."""
-  sizes = [a.size for a in avals]
-  total = sum(sizes)
-  for k in range(total):
-    leaves, offset = [], 0
-    for aval, size in zip(avals, sizes):
-      leaf = np.zeros(size, dtype_of(aval))
-      if offset <= k < offset + size:
-        leaf[k - offset] = 1
-      leaves.append(leaf.reshape(aval.shape))
-      offset += size
-    yield leaves
+def _std_basis(avals):
+  """The standard basis of the flattened space of `avals`, as one stacked
+  array per aval: leaf j has shape (total size,) + aval_j.shape, and row k of
+  all leaves together is the k-th unit vector."""
+  total = sum(a.size for a in avals)
+  eye, offset, leaves = np.eye(total), 0, []
+  for aval in avals:
+    leaves.append(eye[:, offset:offset + aval.size].astype(aval.dtype)
+                  .reshape((total,) + aval.shape))
+    offset += aval.size
+  return leaves
 
 
-def _stack_blocks(columns, out_avals, in_avals, columns_last):
-  """Cuts stacked derivative columns into Jacobian blocks.
-
-  `columns[i]` lists, for each basis vector, leaf i of the derivative (an
-  output tangent when `columns_last`, else an input cotangent). Returns
-  block(i, j) with shape out_i.shape + in_j.shape.
-  """
+def _jacobian_block(derivative, out_aval, in_aval, offset, forward):
+  """Block (i, j) of a Jacobian, shaped out_i.shape + in_j.shape, cut from a
+  stacked derivative: an output tangent with the input coordinates last
+  (`forward`), or an input cotangent with the output coordinates first."""
   from refimpl import numpy as jnp
-  if columns_last:   # forward mode: one output tangent per input coordinate
-    sizes = [a.size for a in in_avals]
-    offsets = np.cumsum([0] + sizes)
-
-    def block(i, j):
-      aval = out_avals[i]
-      cols = columns[i][offsets[j]:offsets[j + 1]]
-      if not cols:
-        return jnp.zeros(aval.shape + in_avals[j].shape, aval.dtype)
-      return jnp.stack(cols, axis=-1).reshape(aval.shape + in_avals[j].shape)
-  else:              # reverse mode: one input cotangent per output coordinate
-    sizes = [a.size for a in out_avals]
-    offsets = np.cumsum([0] + sizes)
-
-    def block(i, j):
-      aval = in_avals[j]
-      rows = [c[j] for c in columns[offsets[i]:offsets[i + 1]]]
-      dtype = aval.dtype if dtypes.is_inexact(aval.dtype) else dtypes.float0
-      if not rows:
-        return jnp.zeros(out_avals[i].shape + aval.shape,
-                         dtype if dtype != dtypes.float0 else out_avals[i].dtype)
-      if dtype == dtypes.float0:
-        return np.zeros(out_avals[i].shape + aval.shape, dtypes.float0)
-      return jnp.stack(rows, axis=0).reshape(out_avals[i].shape + aval.shape)
-  return block
+  if not dtypes.is_inexact(in_aval.dtype) and not forward:
+    return np.zeros(out_aval.shape + in_aval.shape, dtypes.float0)
+  if forward:
+    part = derivative[..., offset:offset + in_aval.size]
+  else:
+    part = derivative[offset:offset + out_aval.size]
+  return jnp.reshape(part, out_aval.shape + in_aval.shape)
 
 
 def _check_input_dtype_jacfwd(holomorphic, x):
@@ -412,11 +388,10 @@ def _check_input_dtype_jacfwd(holomorphic, x):
                     "inputs, use jax.jvp directly.")
 
 
-def _jacobian(fun, argnums, has_aux, check_input, check_output, columns, columns_last):
+def _jacobian(fun, argnums, has_aux, check_input, check_output, derivatives):
   """A Jacobian transformation: linearizes `fun` at the arguments at
-  `argnums` (checking each input and output leaf), gets the derivative
-  columns with `columns(linear, in_avals, out_avals, aux)` and assembles
-  the blocks (see `_stack_blocks`)."""
+  `argnums` (checking each input and output leaf) and assembles the blocks
+  `derivatives(linear, in_avals, out_avals, aux)(i, j)`."""
   @functools.wraps(fun)
   def jacfun(*args, **kwargs):
     f = functools.partial(fun, **kwargs) if kwargs else fun
@@ -432,8 +407,7 @@ def _jacobian(fun, argnums, has_aux, check_input, check_output, columns, columns
       check_output(o)
     in_avals = [core.get_aval(x) for x in leaves]
     out_avals = [core.get_aval(o) for o in outs]
-    block = _stack_blocks(columns(linear, in_avals, out_avals, aux), out_avals, in_avals,
-                          columns_last)
+    block = derivatives(linear, in_avals, out_avals, aux)
     in_tree_1 = in_tree if isinstance(argnums, (tuple, list)) else \
         tree_util.tree_structure(dyn_args[0])
     jac = _jacobian_tree(out_info["tree"], in_tree_1, out_avals, in_avals, block)
@@ -443,26 +417,39 @@ def _jacobian(fun, argnums, has_aux, check_input, check_output, columns, columns
   return jacfun
 
 
-def _forward_columns(linear, in_avals, out_avals, aux):
-  """For each output, its tangent along each input coordinate."""
-  columns = [[] for _ in out_avals]
-  for basis in _basis(in_avals, lambda a: a.dtype):
-    for i, t in enumerate(ad.eval_linear(linear, basis)[:len(out_avals)]):
-      columns[i].append(t)
-  return columns
+def _forward_derivatives(linear, in_avals, out_avals, aux):
+  """The blocks from the linearization applied, under `vmap`, to the basis of
+  the inputs: output tangents with the input coordinates last."""
+  from refimpl.vectorize import vmap
+  tangents = vmap(lambda *basis: ad.eval_linear(linear, basis)[:len(out_avals)],
+                  out_axes=-1)(*_std_basis(in_avals))
+  offsets = np.cumsum([0] + [a.size for a in in_avals])
+  return lambda i, j: _jacobian_block(tangents[i], out_avals[i], in_avals[j], offsets[j],
+                                      forward=True)
 
 
-def _reverse_columns(linear, in_avals, out_avals, aux):
-  """For each output coordinate, the cotangents of the inputs."""
+def _reverse_derivatives(linear, in_avals, out_avals, aux):
+  """The blocks from the transposed linearization applied, under `vmap`, to
+  the basis of the outputs: input cotangents with the output coordinates
+  first (float0 blocks for integer inputs)."""
+  from refimpl.vectorize import vmap
   aux_cts = [ad.Zero(ad.tangent_aval(core.get_aval(a))) for a in aux]
-  return [[_zeros_out(ct) for ct in
-           ad.backward_pass(linear.jaxpr, linear.consts, [*basis, *aux_cts])]
-          for basis in _basis(out_avals, lambda a: a.dtype)]
+  inexact = [dtypes.is_inexact(a.dtype) for a in in_avals]
+
+  def pullback(*cts):
+    cts_in = ad.backward_pass(linear.jaxpr, linear.consts, [*cts, *aux_cts])
+    return [_zeros_out(ct) for ct, keep in zip(cts_in, inexact) if keep]
+
+  kept = iter(vmap(pullback)(*_std_basis(out_avals)))
+  cotangents = [next(kept) if keep else None for keep in inexact]
+  offsets = np.cumsum([0] + [a.size for a in out_avals])
+  return lambda i, j: _jacobian_block(cotangents[j], out_avals[i], in_avals[j], offsets[i],
+                                      forward=False)
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
   """The Jacobian of `fun` with respect to the arguments at `argnums`, by
-  forward mode: one JVP of the linearization per input coordinate.
+  forward mode: the linearization mapped (`vmap`) over the input basis.
 
   For output leaf `o` and input leaf `x` the block has shape
   `o.shape + x.shape`; blocks are nested as the outputs, then the inputs.
@@ -472,18 +459,18 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
       _check_output_dtype_revderiv("jacfwd", True, o)
   return _jacobian(fun, argnums, has_aux,
                    functools.partial(_check_input_dtype_jacfwd, holomorphic), check_output,
-                   _forward_columns, columns_last=True)
+                   _forward_derivatives)
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
   """The Jacobian of `fun` with respect to the arguments at `argnums`, by
-  reverse mode: one transposed linearization per output coordinate.
+  reverse mode: the transposed linearization mapped over the output basis.
   Blocks are nested as for `jacfwd`."""
   return _jacobian(
       fun, argnums, has_aux,
       functools.partial(_check_input_dtype_revderiv, "jacrev", holomorphic, allow_int),
       functools.partial(_check_output_dtype_revderiv, "jacrev", holomorphic),
-      _reverse_columns, columns_last=False)
+      _reverse_derivatives)
 
 
 jacobian = jacrev

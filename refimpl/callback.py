@@ -9,9 +9,12 @@ import numpy as np
 
 from refimpl import core, tree_util
 from refimpl.core import Primitive
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 
 __all__ = ["pure_callback"]
+
+VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
+                "legacy_vectorized", None)
 
 
 class PureCallbackPrimitive(Primitive):
@@ -30,8 +33,14 @@ class PureCallbackPrimitive(Primitive):
 
     Calls `callback` with the arguments as NumPy arrays; it returns one array
     per entry of `result_avals`, whose shape and dtype it must have
-    (`RuntimeError` otherwise). `vmap_method` says how `vmap` treats the
-    callback. Without a side effect, an unused call may be removed.
+    (`RuntimeError` otherwise). Without a side effect, an unused call may
+    be removed.
+
+    `vmap_method` says how `vmap` calls it, the batch axis first: once per
+    member in order ("sequential", "sequential_unrolled"); once with the
+    batched arguments, the unbatched ones getting a leading axis of size 1
+    ("expand_dims") or of the batch size ("broadcast_all"), or kept as
+    they are ("legacy_vectorized"); None: vmap raises NotImplementedError.
     """
     outs = callback(*args)
     results = []
@@ -62,13 +71,53 @@ ad.defjvp_unsupported(pure_callback_p, ValueError,
 ad.deftranspose(pure_callback_p, _pure_callback_transpose)
 
 
+def _sequential(callback, batched, size):
+  """`callback` called on each member of a batch (batch axes first where
+  `batched`), the results stacked."""
+  def call(*args):
+    outs = [callback(*[a[i] if b else a for a, b in zip(args, batched)])
+            for i in range(size)]
+    return [np.stack(results) for results in zip(*outs)]
+  call.__name__ = callback.__name__
+  return call
+
+
+def _pure_callback_batch(args, dims, *, callback, result_avals, vmap_method):
+  # As JAX's callback_batching_rule; "sequential" loops in Python here (JAX
+  # stages a scan) with one call of the callback per member, in order.
+  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+  args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+  batched_avals = tuple(batching.batched_aval(a, size) for a in result_avals)
+  if vmap_method in ("sequential", "sequential_unrolled"):
+    callback = _sequential(callback, [d is not None for d in dims], size)
+  elif vmap_method in ("expand_dims", "broadcast_all"):
+    n = size if vmap_method == "broadcast_all" else 1
+    args = [batching.broadcast(x, n, 0) if d is None else x for x, d in zip(args, dims)]
+  elif vmap_method != "legacy_vectorized":
+    raise NotImplementedError(
+        "vmap is only supported for the pure_callback primitive when vmap_method is one "
+        "of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
+        f"'legacy_vectorized'. Got vmap_method={vmap_method!r}.")
+  outs = pure_callback_p.bind(*args, callback=callback, result_avals=batched_avals,
+                              vmap_method=vmap_method)
+  return outs, [0] * len(outs)
+
+
+batching.primitive_batchers[pure_callback_p] = _pure_callback_batch
+
+
 def pure_callback(callback, result_shape_dtypes, *args, sharding=None,
                   vmap_method=None, **kwargs):
   """Calls the pure Python function `callback(*args, **kwargs)` at run time.
 
   `result_shape_dtypes` is a pytree of objects with `shape` and `dtype`
   (such as `ShapeDtypeStruct`) describing the result, which has its structure.
+  `vmap_method` says how `vmap` calls the callback (see `pure_callback_p`);
+  without one, `vmap` of the call raises.
   """
+  if vmap_method not in VMAP_METHODS:
+    raise ValueError(f"vmap_method must be on of the allowed methods {list(VMAP_METHODS)}, "
+                     f"but got: {vmap_method}")
   leaves, in_tree = tree_util.tree_flatten((args, kwargs))
   result_leaves, out_tree = tree_util.tree_flatten(result_shape_dtypes)
   result_avals = tuple(core.ShapedArray(r.shape, r.dtype) for r in result_leaves)

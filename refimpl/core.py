@@ -6,8 +6,10 @@ the primitive to the *current trace*, which decides what binding means:
 * the `EvalTrace` (the default, outermost trace) runs the primitive's
   reference rule on concrete data, op by op;
 * a tracing trace (`interpreters.partial_eval.JaxprTrace`) records an
-  equation in a jaxpr instead; transformation traces (jvp, vmap) come later
-  and follow the same protocol.
+  equation in a jaxpr instead;
+* transformation traces (`interpreters.ad.JVPTrace`,
+  `interpreters.batching.BatchTrace`) transform the application and bind
+  the result in their parent trace.
 
 Each trace knows its parent; a rule that needs to compute something runs under
 the parent trace (`set_current_trace`), so traces nest without a global stack.
@@ -242,6 +244,7 @@ def check_floats(name, value):
 class _TraceContext(threading.local):
   def __init__(self):
     self.trace = EvalTrace()
+    self.axis_env = ()  # ((name, size), ...): the named axes in scope, innermost last
 
 
 _context = _TraceContext()
@@ -264,6 +267,38 @@ def set_current_trace(trace):
 def eval_context():
   """A block in which binding runs eagerly, whatever trace is current."""
   return set_current_trace(EvalTrace())
+
+
+# --- named axes --------------------------------------------------------------
+
+@contextlib.contextmanager
+def extend_axis_env(name, size):
+  """Puts the named axis `name` of size `size` in scope within the block
+  (`vmap(..., axis_name=name)` does while tracing), for collectives to name."""
+  previous = _context.axis_env
+  _context.axis_env = previous + ((name, size),)
+  try:
+    yield
+  finally:
+    _context.axis_env = previous
+
+
+def axis_env():
+  """The named axes in scope, as ((name, size), ...), innermost last."""
+  return _context.axis_env
+
+
+def axis_size(name):
+  """The size of the named axis `name` (the innermost one of that name).
+
+  Raises `NameError` if no enclosing `vmap`/`pmap` binds it.
+  """
+  for bound, size in reversed(_context.axis_env):
+    if bound == name:
+      return size
+  raise NameError(f"unbound axis name: {name}. The following axis names (e.g. defined "
+                  f"by pmap) are available to collective operations: "
+                  f"{[n for n, _ in _context.axis_env]}")
 
 
 # --- tracers ---------------------------------------------------------------

@@ -19,7 +19,7 @@ import inspect
 
 from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.interpreters import partial_eval as pe
 from refimpl.interpreters.eval import eval_closed_jaxpr
 
@@ -50,10 +50,15 @@ class CustomVJPException(Exception):
 # --- shared ------------------------------------------------------------------
 
 def _resolve_kwargs(fun, args, kwargs):
-  """Keyword arguments bound to positions (custom rules see positional args)."""
-  if not kwargs:
+  """All arguments as positional ones, defaults filled in (custom rules see
+  positional args only)."""
+  try:
+    signature = inspect.signature(fun)
+  except (TypeError, ValueError):   # no signature (a builtin): args as given
+    if kwargs:
+      raise TypeError("keyword arguments could not be resolved to positions") from None
     return tuple(args)
-  ba = inspect.signature(fun).bind(*args, **kwargs)
+  ba = signature.bind(*args, **kwargs)
   ba.apply_defaults()
   if ba.kwargs:
     raise TypeError("keyword arguments could not be resolved to positions")
@@ -91,6 +96,14 @@ def _rebuild(nondiff_argnums, nondiff, dyn):
   for i in range(len(nondiff) + len(dyn)):
     args.append(nondiff.pop(0) if i in nondiff_argnums else dyn.pop(0))
   return args
+
+
+def forward_attr(self, name):
+  """Attributes a custom-rule wrapper lacks come from the function it wraps,
+  so that the decorators stack (`custom_vjp(custom_vmap(f)).def_vmap`)."""
+  if name == "fun":
+    raise AttributeError(name)
+  return getattr(self.fun, name)
 
 
 def _as_value(x):
@@ -184,6 +197,8 @@ class custom_jvp:  # noqa: N801 (JAX's name)
     self.nondiff_argnums = tuple(nondiff_argnums)
     self.jvp = None
     self.symbolic_zeros = False
+
+  __getattr__ = forward_attr
 
   def __get__(self, obj, objtype=None):
     return self if obj is None else functools.partial(self, obj)
@@ -329,6 +344,76 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd_jaxpr_thunk, bwd,
 ad.primitive_jvps[custom_vjp_call_p] = _custom_vjp_call_jvp
 
 
+# --- batching ----------------------------------------------------------------
+# Under vmap, a custom_jvp/custom_vjp call stays a call of the same kind: the
+# function, its rules (jvp; fwd and bwd) are batched. When any argument is
+# batched, every output and residual is batched (axis 0), so that the rules'
+# outputs line up with the function's.
+
+def _batch_rule_fun(fun, axis_data, in_batched, out_batched):
+  """`fun` (flat lists in and out) applied to batches.
+
+  Inputs are batched at axis 0 where `in_batched` says (None: all of them;
+  symbolic zeros never), outputs are moved to axis 0 where `out_batched`
+  says (None: all of them); a batched output that must be unbatched (the
+  cotangent of an unbatched input) is summed over the batch.
+  """
+  def batched(*args):
+    flags = [True] * len(args) if in_batched is None else in_batched
+    in_dims = [0 if b and not isinstance(x, ad.Zero) else None
+               for x, b in zip(args, flags)]
+    outs, dims = batching.batch_flat(fun, axis_data, args, in_dims)
+    flags = [True] * len(outs) if out_batched is None else out_batched
+    results = []
+    for x, d, b in zip(outs, dims, flags):
+      if isinstance(x, ad.Zero):
+        results.append(ad.Zero(batching.batched_aval(x.aval, axis_data.size) if b
+                               else x.aval))
+      elif not b and d is not None:
+        from refimpl.lax.reductions import reduce_sum
+        results.append(reduce_sum(x, (d,)))
+      else:
+        results.append(batching.matchaxis(d, 0 if b else None, axis_data.size, x))
+    return results
+  batched.__name__ = getattr(fun, "__name__", "fun")
+  return batched
+
+
+def _batch_args(args, dims):
+  """The args with batch axes first, and whether each is batched."""
+  return ([x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)],
+          [d is not None for d in dims])
+
+
+def _custom_jvp_call_batch(axis_data, args, dims, *, call_jaxpr, jvp_jaxpr_fun,
+                           num_consts, symbolic_zeros):
+  args, in_batched = _batch_args(args, dims)
+  call, _ = batching.batch_jaxpr(call_jaxpr, axis_data, in_batched, True)
+  jvp = _batch_rule_fun(jvp_jaxpr_fun, axis_data, in_batched[num_consts:] * 2, None)
+  outs = custom_jvp_call_p.bind(*args, call_jaxpr=call, jvp_jaxpr_fun=jvp,
+                                num_consts=num_consts, symbolic_zeros=symbolic_zeros)
+  return outs, [0] * len(outs)
+
+
+batching.axis_primitive_batchers[custom_jvp_call_p] = _custom_jvp_call_batch
+
+
+def _custom_vjp_call_batch(axis_data, args, dims, *, call_jaxpr, fwd_jaxpr_thunk, bwd,
+                           num_consts, out_trees, symbolic_zeros):
+  args, in_batched = _batch_args(args, dims)
+  call, _ = batching.batch_jaxpr(call_jaxpr, axis_data, in_batched, True)
+  arg_batched = in_batched[num_consts:]
+  outs = custom_vjp_call_p.bind(
+      *args, call_jaxpr=call,
+      fwd_jaxpr_thunk=_batch_rule_fun(fwd_jaxpr_thunk, axis_data, arg_batched, None),
+      bwd=_batch_rule_fun(bwd, axis_data, None, arg_batched),
+      num_consts=num_consts, out_trees=out_trees, symbolic_zeros=symbolic_zeros)
+  return outs, [0] * len(outs)
+
+
+batching.axis_primitive_batchers[custom_vjp_call_p] = _custom_vjp_call_batch
+
+
 class custom_vjp:  # noqa: N801 (JAX's name)
   """A function with a custom VJP rule, defined with `defvjp(fwd, bwd)`.
 
@@ -343,6 +428,8 @@ class custom_vjp:  # noqa: N801 (JAX's name)
     self.nondiff_argnums = tuple(nondiff_argnums)
     self.fwd = self.bwd = None
     self.symbolic_zeros = False
+
+  __getattr__ = forward_attr
 
   def __get__(self, obj, objtype=None):
     return self if obj is None else functools.partial(self, obj)
@@ -494,3 +581,21 @@ def closure_convert(fun, *example_args):
     outs = eval_closed_jaxpr(converted_jaxpr, *flat, *consts)
     return tree_util.tree_unflatten(out_tree_box[0], outs)
   return converted, hoisted
+
+
+def _custom_lin_batch(axis_data, args, dims, *, num_res, bwd, out_avals, symbolic_zeros):
+  # Reached when a batched tangent meets custom_lin: vmap of a function
+  # linearized outside it, or of jvp (which raises on evaluation, as JAX's
+  # rule does at once). A batched custom_lin stays linear: its transpose
+  # runs `bwd` batched, summing the cotangents of unbatched tangents.
+  args, in_batched = _batch_args(args, dims)
+  n_out = len(out_avals)
+  batched_bwd = _batch_rule_fun(bwd, axis_data, in_batched[:num_res] + [True] * n_out,
+                                in_batched[num_res:])
+  outs = custom_lin_p.bind(
+      *args, num_res=num_res, bwd=batched_bwd, symbolic_zeros=symbolic_zeros,
+      out_avals=tuple(batching.batched_aval(a, axis_data.size) for a in out_avals))
+  return outs, [0] * n_out
+
+
+batching.axis_primitive_batchers[custom_lin_p] = _custom_lin_batch

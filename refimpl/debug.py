@@ -7,7 +7,7 @@ traced. The equation has a side effect, so dead-code elimination keeps it.
 
 from refimpl import tree_util
 from refimpl.core import Primitive
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 
 __all__ = ["print", "callback"]
 
@@ -46,6 +46,21 @@ def _debug_callback_jvp(primals, tangents, *, callback):
 ad.primitive_jvps[debug_callback_p] = _debug_callback_jvp
 # As JAX: transposing drops the callback (it gives no cotangents).
 ad.deftranspose(debug_callback_p, lambda cts, *args, callback: [None] * len(args))
+
+
+def _debug_callback_batch(args, dims, *, callback):
+  # As JAX: unrolled over the batch, one callback per member, in order (an
+  # unbatched argument is passed to each as it is).
+  from refimpl.lax.indexing import index_in_dim
+  size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
+  for i in range(size):
+    member = [x if d is None else index_in_dim(x, i, d, keepdims=False)
+              for x, d in zip(args, dims)]
+    debug_callback_p.bind(*member, callback=callback)
+  return [], []
+
+
+batching.primitive_batchers[debug_callback_p] = _debug_callback_batch
 
 
 def callback(callback, *args, ordered=False, **kwargs):

@@ -568,3 +568,18 @@ def test_closure_convert_with_custom_vjp_differentiates_closed_over_value():
 
   np.testing.assert_allclose(f(f32(0.3)), np.sin(0.6), rtol=1e-6)
   np.testing.assert_allclose(jax.grad(f)(f32(0.3)), 2 * np.cos(0.6), rtol=1e-6)
+
+
+def test_custom_jvp_defaults_are_filled_in_for_the_rule():
+  """Unpassed defaults reach the rule, positional, as in JAX."""
+  @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+  def scaled(x, k=3.0):
+    return k * x
+
+  @scaled.defjvp
+  def scaled_jvp(k, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return scaled(x, k), 2 * k * t   # deliberately not the true derivative
+
+  assert jax.grad(scaled)(1.0) == 6.0
+  assert jax.grad(lambda x: scaled(x, k=5.0))(1.0) == 10.0

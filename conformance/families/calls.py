@@ -1,9 +1,11 @@
 """Cases for the primitives that call a traced sub-program: `jit`,
 `checkpoint` (with `name`), `custom_jvp_call` and `custom_vjp_call` (with
-`custom_lin`, which only reverse mode can run), and for the two primitives
-differentiation introduces, `add_any` and `stop_gradient`. Their values are those of the program they call; their
+`custom_lin`, which only reverse mode can run), `custom_vmap_call`, and for
+the two primitives differentiation introduces, `add_any` and
+`stop_gradient`. Their values are those of the program they call; their
 derivative cases check that differentiation goes through them (and, for the
-custom ones, uses the user's rule)."""
+custom ones, uses the user's rule); the vmap property runs the custom vmap
+rule."""
 
 import numpy as np
 
@@ -68,6 +70,16 @@ def _custom_vjp_bwd(res, ct):
 _custom_vjp_fn.defvjp(_custom_vjp_fwd, _custom_vjp_bwd)
 
 
+@refimpl.custom_batching.custom_vmap
+def _custom_vmap_fn(x):
+  return jnp.sin(x) * x
+
+
+@_custom_vmap_fn.def_vmap
+def _custom_vmap_rule(axis_size, in_batched, xs):
+  return xs * jnp.sin(xs), in_batched[0]
+
+
 def _inputs(n=1):
   return lambda: S.bounded_case_inputs([np.float64], n, low=-2.0, high=2.0)
 
@@ -86,6 +98,8 @@ CASES = [
          lambda x: np.sin(x) * x, ("custom_jvp_call",)),
     Case("custom_vjp", _custom_vjp_fn, lambda: S.bounded_case_inputs([np.float32], 2, -10, 10),
          lambda x, y: np.sin(x) * y, ("custom_vjp_call",)),
+    Case("custom_vmap", _custom_vmap_fn, lambda: S.bounded_case_inputs([np.float32], 1, -10, 10),
+         lambda x: np.sin(x) * x, ("custom_vmap_call",)),
 ]
 
 AD_CASES = [
@@ -95,4 +109,6 @@ AD_CASES = [
     ADCase("custom_jvp", _custom_jvp_fn, _inputs(), ("custom_jvp_call",), order=2),
     ADCase("custom_vjp", lambda x: _custom_vjp_fn(x, jnp.cos(x)), _inputs(),
            ("custom_vjp_call", "custom_lin"), modes=("rev",)),
+    ADCase("custom_vmap", _custom_vmap_fn, _inputs(), ("custom_vmap_call",), modes=("fwd",),
+           order=2),
 ]

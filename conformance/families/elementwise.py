@@ -753,6 +753,4 @@ AD_CASES = _smooth_unary_cases() + [
     ADCase("lax.max", lax.max, _no_tie_inputs, ("max",), order=2),
     ADCase("lax.min", lax.min, _no_tie_inputs, ("min",), order=2),
     ADCase("lax.clamp", lax.clamp, _clamp_ad_inputs, ("clamp",), order=2),
-    _ad("lax.nextafter", lambda x, toward: lax.nextafter(x, lax.full_like(x, toward)),
-        ["nextafter"], _ANY, kwargs=_kwargs(toward=st.sampled_from([-10.0, 10.0]))),
 ]

@@ -12,7 +12,8 @@ indexing, independently of the reference rules' loops.
 Operands are wrapped with `jnp.asarray` before indexing, so `x[idx]` is
 refimpl's indexing eagerly too (not NumPy's). Not covered here: gather and
 scatter with operand batching dimensions (lax.gather/scatter's
-`operand_batching_dims`).
+`operand_batching_dims`); vmap's rules make them from these cases when
+operand and indices are both batched.
 """
 
 import numpy as np
@@ -333,6 +334,24 @@ def _out_of_bounds_inputs(draw, with_values=False):
   return args, {"axis": axis}
 
 
+@st.composite
+def _traced_set_inputs(draw):
+  """x, an integer index array along one axis (in [-n, n), so NumPy takes it
+  too) and a scalar value: the index and value are arguments, so they can be
+  traced and batched (repeated indices all write the same value)."""
+  x = draw(S.arrays(draw(st.sampled_from(ALL)), S.shapes(min_dims=1, min_side=1)))
+  axis = draw(st.integers(0, x.ndim - 1))
+  n = x.shape[axis]
+  index = draw(S.arrays(np.int32, S.shapes(max_dims=2), elements=st.integers(-n, n - 1)))
+  return (x, index, draw(S.arrays(x.dtype, ()))), {"axis": axis}
+
+
+def _numpy_set_along(x, index, y, axis):
+  out = x.copy()
+  out[_axis_index(axis, index)] = y
+  return out
+
+
 def _at(method):
   """`jnp.asarray(x).at[idx].<method>(y)`, idx static."""
   return lambda x, y, idx: getattr(jnp.asarray(x).at[idx], method)(y)
@@ -406,6 +425,8 @@ JNP_CASES = [
     Case("x.at[idx].apply", lambda x, idx: jnp.asarray(x).at[idx].apply(lambda v: v + 1),
          _getitem_inputs_numeric,
          lambda x, idx: _numpy_update(np.add)(x, np.ones((), x.dtype), idx), ("scatter",)),
+    Case("x.at[index].set[traced index]", lambda x, index, y, axis: jnp.asarray(x).at[
+        _axis_index(axis, index)].set(y), _traced_set_inputs, _numpy_set_along, ("scatter",)),
     Case("x.at[idx].add[out of bounds]", lambda x, index, y, axis: jnp.asarray(x).at[
         _axis_index(axis, index)].add(y), lambda: _out_of_bounds_inputs(with_values=True),
          primitives=("scatter-add",), divergence="index_update_drops_out_of_bounds"),

@@ -173,7 +173,7 @@ def multi_dot_inputs(draw):
     arrays[0] = arrays[0][0]
   if draw(st.booleans()):
     arrays[-1] = arrays[-1][:, 0]
-  return (arrays,), {}
+  return tuple(arrays), {}
 
 
 @st.composite
@@ -405,8 +405,9 @@ CASES = [
              "keepdims": st.booleans(),
              "ord": st.sampled_from(["fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])})),
          _in_wide(np.linalg.matrix_norm), ("reduce_sum",), **TOL),
-    Case("jnp.linalg.multi_dot", jnp.linalg.multi_dot, multi_dot_inputs,
-         lambda arrays: np.linalg.multi_dot([_wide(a) for a in arrays]), ("dot_general",),
+    # the arrays are passed one by one, so that vmap can batch each
+    Case("jnp.linalg.multi_dot", lambda *arrays: jnp.linalg.multi_dot(arrays), multi_dot_inputs,
+         lambda *arrays: np.linalg.multi_dot([_wide(a) for a in arrays]), ("dot_general",),
          **TOL),
     Case("jnp.linalg.tensorinv", jnp.linalg.tensorinv, lambda: tensor_inputs(False),
          _in_wide(np.linalg.tensorinv), ("lu",), **TOL),

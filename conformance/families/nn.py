@@ -5,6 +5,10 @@ Each expected value is the same formula computed by NumPy in the operand's
 dtype, in JAX's order of operations, so float32 results agree to a few ulps
 (exact selections such as relu on every float dtype). Inputs include NaN and
 ±inf unless bounded.
+
+`AD_CASES` check the custom JVP rules of relu, relu6, softmax and log1mexp
+(and log_softmax's stopped gradient) against finite differences, away from
+the kinks.
 """
 
 import math
@@ -14,6 +18,7 @@ from hypothesis import strategies as st
 
 from refimpl import nn
 from conformance import strategies as S
+from conformance.autodiff import ADCase
 from conformance.cases import Case
 
 FLOAT = S.FLOAT_DTYPES
@@ -151,4 +156,29 @@ CASES = [
         [np.int8, np.int32], elements=st.integers(-2, 5)), _one_hot, ("eq",)),
     Case("nn.dot_product_attention", nn.dot_product_attention, _attention_inputs, _attention,
          ("dot_general",), rtol=1e-4, atol=1e-5),
+]
+
+
+# --- derivatives --------------------------------------------------------------------------------
+
+def _ad_pieces(*intervals, min_dims=0):
+  """One float64 array (small shape) with elements drawn from the intervals."""
+  elements = st.one_of(*(st.floats(low, high) for low, high in intervals))
+  return lambda: st.tuples(
+      st.tuples(S.arrays(np.float64, S.shapes(min_dims=min_dims, max_dims=2, min_side=1,
+                                              max_side=4), elements=elements)),
+      st.just({}))
+
+
+AD_CASES = [
+    ADCase("nn.relu", nn.relu, _ad_pieces((-5.0, -0.1), (0.1, 5.0)), ("custom_jvp_call",),
+           order=2),
+    ADCase("nn.relu6", nn.relu6, _ad_pieces((-5.0, -0.1), (0.1, 5.9), (6.1, 10.0)),
+           ("custom_jvp_call",), order=2),
+    ADCase("nn.log1mexp", nn.log1mexp, _ad_pieces((0.05, 10.0)), ("custom_jvp_call",),
+           order=2),
+    ADCase("nn.softmax", nn.softmax, _ad_pieces((-5.0, 5.0), min_dims=1),
+           ("custom_jvp_call",), order=2),
+    ADCase("nn.log_softmax", nn.log_softmax, _ad_pieces((-5.0, 5.0), min_dims=1),
+           ("stop_gradient",), order=2),
 ]

@@ -42,6 +42,27 @@ def _np_sum(x, dimensions):
   return np.sum(x.astype(wide), axis=dimensions, dtype=wide).astype(x.dtype)
 
 
+@st.composite
+def _two_operand_inputs(draw):
+  """An int32 and a float32 array of one shape, and `dimensions`."""
+  shape = draw(S.shapes(max_side=3))
+  dimensions = draw(st.lists(st.integers(0, len(shape) - 1), unique=True,
+                             max_size=len(shape)).map(tuple)) if shape else ()
+  return ((draw(S.arrays(np.int32, shape)), draw(S.arrays(np.float32, shape))),
+          {"dimensions": dimensions})
+
+
+def _sum_and_max(x, y, dimensions):
+  """The sum of `x` and the maximum of `y`, as one reduction of two operands."""
+  return lax.reduce((x, y), (np.int32(0), np.float32(-np.inf)),
+                    lambda a, b: (lax.add(a[0], b[0]), lax.max(a[1], b[1])), dimensions)
+
+
+def _np_sum_and_max(x, y, dimensions):
+  return (np.sum(x, axis=dimensions, dtype=np.int32),
+          np.max(y, axis=dimensions, initial=-np.inf))
+
+
 def _cumulative_inputs():
   return S.array_and_kwargs(
       lambda shape: st.fixed_dictionaries({"axis": st.integers(0, len(shape) - 1),
@@ -80,6 +101,8 @@ CASES = [
          _np_max_abs, ("reduce", "abs", "max")),
     Case("lax.reduce (monoid)", _sum_from_zero, _axes_inputs(S.INT_DTYPES + S.FLOAT_DTYPES),
          _np_sum, ("reduce_sum",)),
+    Case("lax.reduce (two operands)", _sum_and_max, _two_operand_inputs, _np_sum_and_max,
+         ("reduce", "add", "max")),
     Case("lax.cumlogsumexp", lambda x, axis, reverse: lax.cumlogsumexp(x, axis, reverse),
          _cumulative_inputs, _np_cumlogsumexp, ("cumlogsumexp",)),
     Case("lax.cummax", lambda x, axis, reverse: lax.cummax(x, axis, reverse),
@@ -97,6 +120,15 @@ CASES = [
 def _bounded(low, high):
   return lambda shape: S.arrays(np.float64, shape,
                                 elements=S.bounded_elements(np.float64, low, high))
+
+
+def _signed(low, high):
+  """Magnitudes in [low, high] (low > 0), either sign: products of them have
+  no zeros, near which their second derivatives are all cancellation and
+  finite differences of the first are dominated by third-order terms."""
+  elements = st.builds(lambda sign, magnitude: sign * magnitude, st.sampled_from([-1.0, 1.0]),
+                       S.bounded_elements(np.float64, low, high))
+  return lambda shape: S.arrays(np.float64, shape, elements=elements)
 
 
 def _distinct(shape):
@@ -153,7 +185,7 @@ AD_CASES = [
     ADCase("reduce_sum", lambda x, dimensions: lax.reduce_sum(x, dimensions),
            _ad_axes_inputs(_bounded(-10.0, 10.0)), ("reduce_sum",)),
     ADCase("reduce_prod", lambda x, dimensions: lax.reduce_prod(x, dimensions),
-           _ad_axes_inputs(_bounded(-2.0, 2.0)), ("reduce_prod",), order=2),
+           _ad_axes_inputs(_signed(0.5, 2.0)), ("reduce_prod",), order=2),
     ADCase("reduce_max", lambda x, dimensions: lax.reduce_max(x, dimensions),
            _ad_axes_inputs(_distinct, min_side=1), ("reduce_max",),
            order=2),
@@ -163,12 +195,12 @@ AD_CASES = [
     ADCase("reduce-add", _reduce_with(lambda a, b: lax.add(a, b), 0.0),
            _ad_axes_inputs(_bounded(-10.0, 10.0)), ("reduce",)),
     ADCase("reduce-mul", _reduce_with(lambda a, b: lax.mul(a, b), 1.0),
-           _ad_axes_inputs(_bounded(-2.0, 2.0)), ("reduce",), order=2),
+           _ad_axes_inputs(_signed(0.5, 2.0)), ("reduce",), order=2),
     ADCase("reduce-argmax", _max_and_argmax, _ad_axes_inputs(_distinct, min_side=1),
            ("reduce",)),
     ADCase("cumsum", _cumulative(lax.cumsum), _ad_cumulative_inputs(_bounded(-10.0, 10.0)),
            ("cumsum",)),
-    ADCase("cumprod", _cumulative(lax.cumprod), _ad_cumulative_inputs(_bounded(-2.0, 2.0)),
+    ADCase("cumprod", _cumulative(lax.cumprod), _ad_cumulative_inputs(_signed(0.5, 2.0)),
            ("cumprod",), order=2),
     ADCase("cummax", _cumulative(lax.cummax), _ad_cumulative_inputs(_distinct),
            ("cummax",), order=2),

@@ -18,7 +18,7 @@ import numpy as np
 
 from refimpl import core, dtypes
 from refimpl.core import Primitive, ShapedArray
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.lax import elementwise, shapes
 from refimpl.lax.linalg import canonicalize_precision, dot_general
 from refimpl.lax.rules import ANY, accumulation_dtype, as_dtype, check_dtype, check_same_dtypes
@@ -607,3 +607,75 @@ def _conv_general_dilated_transpose_rhs(
 
 ad.defbilinear(conv_general_dilated_p, _conv_general_dilated_transpose_lhs,
                _conv_general_dilated_transpose_rhs)
+
+
+def _unbatched_aval(x, dim):
+  """The aval of one member of the batch `x` (batch axis at `dim`, or None)."""
+  aval = core.get_aval(x)
+  if dim is None:
+    return aval
+  return aval.update(shape=aval.shape[:dim] + aval.shape[dim + 1:])
+
+
+def _conv_general_dilated_batch(args, dims, *, dimension_numbers, feature_group_count,
+                                batch_group_count, **params):
+  """As JAX's rule: the vmapped axis is merged into a dimension of the
+  convolution (the lhs batch, a feature dimension, or the groups) and split
+  out of the result again."""
+  (lhs, rhs), (lhs_bdim, rhs_bdim) = args, dims
+  lhs_spec, rhs_spec, out_spec = dimension_numbers
+  size = (core.get_aval(lhs).shape[lhs_bdim] if lhs_bdim is not None
+          else core.get_aval(rhs).shape[rhs_bdim])
+
+  def conv(lhs, rhs, feature_group_count=feature_group_count,
+           batch_group_count=batch_group_count):
+    return conv_general_dilated_p.bind(lhs, rhs, dimension_numbers=dimension_numbers,
+                                       feature_group_count=feature_group_count,
+                                       batch_group_count=batch_group_count, **params)
+
+  if size == 0:  # the reshapes below cannot split an empty axis
+    member = _conv_general_dilated_shape_rule(
+        *(_unbatched_aval(x, d) for x, d in zip(args, dims)),
+        dimension_numbers=dimension_numbers, feature_group_count=feature_group_count,
+        batch_group_count=batch_group_count, **params)
+    return shapes.full((0,) + member.shape, 0, member.dtype), 0
+  if lhs_bdim is not None and rhs_bdim is not None:
+    # each member becomes its own groups (of batch groups when those are in
+    # use, else of feature groups): its lhs only meets its own kernels
+    if batch_group_count > 1:
+      lhs = _reshape_axis_into(lhs_bdim, lhs_spec[0], lhs)
+      batch_group_count *= size
+    else:
+      lhs = _reshape_axis_into(lhs_bdim, lhs_spec[1], lhs)
+      feature_group_count *= size
+    out = conv(lhs, _reshape_axis_into(rhs_bdim, rhs_spec[0], rhs),
+               feature_group_count, batch_group_count)
+    return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+  if lhs_bdim is not None:
+    if batch_group_count == 1:  # the members are more images
+      out = conv(_reshape_axis_into(lhs_bdim, lhs_spec[0], lhs), rhs)
+      return _reshape_axis_out_of(out_spec[0], size, out), out_spec[0]
+    # batch groups must stay outermost in the lhs batch dim: split them out,
+    # merge the members into what is left, then merge the groups back
+    lhs = _reshape_axis_out_of(lhs_spec[0] + (lhs_bdim <= lhs_spec[0]), batch_group_count, lhs)
+    lhs = _reshape_axis_into(lhs_bdim + (lhs_spec[0] < lhs_bdim), lhs_spec[0] + 1, lhs)
+    lhs = _reshape_axis_into(lhs_spec[0], lhs_spec[0], lhs)
+    out = conv(lhs, rhs)
+    return _reshape_axis_out_of(out_spec[0], size, out), out_spec[0]
+  if feature_group_count == 1 and batch_group_count == 1:  # the members are more kernels
+    out = conv(lhs, _reshape_axis_into(rhs_bdim, rhs_spec[0], rhs))
+    return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+  # groups must stay outermost in the kernel's output features: split them
+  # out, merge the members into what is left, then merge the groups back; the
+  # output's features are (groups, members, features) and become (members, ...)
+  groups = max(feature_group_count, batch_group_count)
+  rhs = _reshape_axis_out_of(rhs_spec[0] + (rhs_bdim <= rhs_spec[0]), groups, rhs)
+  rhs = _reshape_axis_into(rhs_bdim + (rhs_spec[0] < rhs_bdim), rhs_spec[0] + 1, rhs)
+  rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[0], rhs)
+  out = conv(lhs, rhs)
+  out = _reshape_axis_out_of(out_spec[1], groups, out)
+  out = _reshape_axis_out_of(out_spec[1] + 1, size, out)
+  return _reshape_axis_into(out_spec[1], out_spec[1] + 1, out), out_spec[1]
+
+
+batching.primitive_batchers[conv_general_dilated_p] = _conv_general_dilated_batch

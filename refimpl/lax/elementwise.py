@@ -25,7 +25,7 @@ import numpy as np
 from refimpl import dtypes
 from refimpl.core import (ConcreteArray, Primitive, ShapedArray, Tracer, eval_context,
                           get_aval)
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.lax.rules import (ANY, COMPLEX, COMPLEX_PARTS, FLOAT, INEXACT, INT_OR_BOOL,
                                INTEGER, NUMBER, ORDERED, SIGNED, as_dtype,
                                broadcasting_shape, check_dtype, check_same_dtypes, const,
@@ -142,6 +142,10 @@ def naryop(name, category, reference, out_dtype=None, nargs=1):
   impl.__module__ = reference.__module__   # the family the generated docs list it under
   prim.def_impl(impl)
   prim.def_abstract_eval(shape_rule)
+  if nargs == 1:
+    batching.defvectorized(prim)
+  else:
+    batching.defbroadcasting(prim)
   return prim
 
 
@@ -1260,9 +1264,22 @@ for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, and_p, or_p, xo
            bitcast_convert_type_p):
   ad.defjvp_zero(_p)
 
+
+def _bitcast_convert_type_batch(args, dims, *, new_dtype):
+  # A wider dtype consumes each member's last axis: the batch axis must not be last.
+  (x,), (d,) = args, dims
+  aval = get_aval(x)
+  if _bits(new_dtype) > _bits(aval.dtype) and d == aval.ndim - 1:
+    x, d = batching.moveaxis(x, d, 0), 0
+  return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
+batching.primitive_batchers[bitcast_convert_type_p] = _bitcast_convert_type_batch
+
 ad.deflinear(neg_p, lambda ct: [neg(ct)])
 ad.deflinear(copy_p, lambda ct: [copy_p.bind(ct)])
 ad.deflinear(reduce_precision_p, lambda ct, **params: [reduce_precision_p.bind(ct, **params)])
+batching.defvectorized(reduce_precision_p)
 
 
 def _abs_jvp(g, ans, x):
@@ -1395,6 +1412,7 @@ def _mul_transpose(ct, x, y, *, out_dtype):
 
 
 ad.deftranspose(mul_p, _mul_transpose)
+batching.defbroadcasting(mul_p)   # (mul is not made by `binop`: it has out_dtype)
 
 ad.defjvp(div_p,
           lambda g, x, y: div(g, y),
@@ -1417,9 +1435,9 @@ for _p in (max_p, min_p):
              lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
              lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 
-# JAX has no rule for nextafter; almost everywhere it is x plus a constant
-# (one ulp), so its derivative is 1 in x and 0 in y.
-ad.defjvp(nextafter_p, lambda g, x, y: _maybe_broadcast(_broadcast_shape(x, y), g), None)
+# JAX has no rule for nextafter: differentiating it raises.
+ad.defjvp_unsupported(nextafter_p, NotImplementedError,
+                      "Differentiation rule for 'nextafter' not implemented")
 
 
 def _clamp_tangent(g, x):
@@ -1431,6 +1449,40 @@ ad.defjvp(clamp_p,
                                       _clamp_tangent(g, x), _full_like(x, 0)),
           lambda g, lo, x, hi: select(bitwise_and(gt(x, lo), lt(x, hi)), g, _full_like(x, 0)),
           lambda g, lo, x, hi: select(lt(hi, x), _clamp_tangent(g, x), _full_like(x, 0)))
+
+
+def _member_shape(x, d):
+  shape = get_aval(x).shape
+  return shape if d is None else shape[:d] + shape[d + 1:]
+
+
+def _common_batch(args, dims, member_shape, scalar_ok):
+  """The operands of clamp or select_n (each a scalar or of `member_shape`
+  per member) as batches of that shape, batch axis at one place: that of the
+  first batched operand of full rank, so it need not move (else 0).
+  Unbatched scalars stay as they are where `scalar_ok`. Returns (operands, dim)."""
+  from refimpl.lax.shapes import broadcast_in_dim
+  size = next(get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+  dim = next((d for x, d in zip(args, dims)
+              if d is not None and get_aval(x).ndim == len(member_shape) + 1), 0)
+  shape = (*member_shape[:dim], size, *member_shape[dim:])
+
+  def fit(x, d, keep_scalar):
+    if d is None:
+      return x if keep_scalar and not get_aval(x).shape else batching.broadcast(x, size, dim)
+    if get_aval(x).ndim < len(shape):   # one scalar per member
+      return broadcast_in_dim(x, shape, (dim,))
+    return batching.moveaxis(x, d, dim)
+  return [fit(*a) for a in zip(args, dims, scalar_ok)], dim
+
+
+def _clamp_batch(args, dims):
+  (lo, x, hi), dim = _common_batch(args, dims, _member_shape(args[1], dims[1]),
+                                   (True, False, True))
+  return clamp(lo, x, hi), dim
+
+
+batching.primitive_batchers[clamp_p] = _clamp_batch
 
 
 def _select_n_jvp(primals, tangents):
@@ -1461,6 +1513,15 @@ ad.primitive_jvps[select_n_p] = _select_n_jvp
 ad.deftranspose(select_n_p, _select_n_transpose)
 
 
+def _select_n_batch(args, dims):
+  operands, dim = _common_batch(args, dims, _member_shape(args[1], dims[1]),
+                                (True,) + (False,) * (len(args) - 1))
+  return select_n(*operands), dim
+
+
+batching.primitive_batchers[select_n_p] = _select_n_batch
+
+
 # Casts: differentiable between inexact dtypes only (float0 tangents otherwise).
 
 def _convert_element_type_jvp(t, ans, operand, *, new_dtype, weak_type):
@@ -1478,6 +1539,7 @@ def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type):
 
 ad.defjvp2(convert_element_type_p, _convert_element_type_jvp)
 ad.deftranspose(convert_element_type_p, _convert_element_type_transpose)
+batching.defvectorized(convert_element_type_p)
 
 
 # Complex parts. JAX transposes complex-linear maps without conjugating

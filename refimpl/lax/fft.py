@@ -7,7 +7,7 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import Primitive, get_aval
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.lax.elementwise import conj, convert_element_type, div, mul
 from refimpl.lax.indexing import dynamic_update_slice
 from refimpl.lax.rules import as_dtype
@@ -177,3 +177,12 @@ def _fft_transpose(ct, operand, *, fft_type, fft_lengths):
 
 
 ad.deflinear2(fft_p, _fft_transpose)
+
+
+def _fft_batch(args, dims, *, fft_type, fft_lengths):
+  # the transformed dimensions are the last ones: the batch axis goes first
+  (x,), (d,) = args, dims
+  return fft_p.bind(batching.moveaxis(x, d, 0), fft_type=fft_type, fft_lengths=fft_lengths), 0
+
+
+batching.primitive_batchers[fft_p] = _fft_batch

@@ -18,6 +18,13 @@ gather are linear, transposed by pad, dynamic_update_slice and scatter-add;
 dynamic_update_slice, scatter-add/-sub and (with unique indices) scatter are
 linear in operand and updates together; the transposes keep the `mode`.
 The rules of scatter, scatter-mul and scatter-min/-max are at the end.
+
+Batching (as JAX's rules): slice takes the batch axis whole; gather and
+scatter put batch axes first and fold the batch into their dimension
+numbers (an unbatched side gets one more window or index-batch dimension,
+both batched a pair of `operand_batching_dims`); dynamic_slice and
+dynamic_update_slice batch as the gather and scatter (mode CLIP) they are
+special cases of.
 """
 
 import enum
@@ -29,7 +36,7 @@ import numpy as np
 
 from refimpl import core, dtypes
 from refimpl.core import Primitive, ShapedArray
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.lax import elementwise, shapes
 from refimpl.lax.rules import ANY, NUMBER, check_dtype, check_same_dtypes
 
@@ -123,6 +130,18 @@ def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
 
 
 ad.deflinear2(slice_p, _slice_transpose)
+
+
+def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
+  # the batch axis is taken whole, and stays where it is
+  (operand,), (d,) = args, dims
+  insert = lambda bounds, value: bounds[:d] + (value,) + bounds[d:]
+  strides = None if strides is None else insert(strides, 1)
+  return slice(operand, insert(start_indices, 0), insert(limit_indices, _shape(operand)[d]),
+               strides), d
+
+
+batching.primitive_batchers[slice_p] = _slice_batch
 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
@@ -257,6 +276,35 @@ ad.defjvp(dynamic_slice_p, lambda t, operand, *starts, slice_sizes:
 ad.deftranspose(dynamic_slice_p, _dynamic_slice_transpose)
 
 
+def _batch_start_indices(starts, dims):
+  """The scalar start indices of dynamic_(update_)slice as one index vector:
+  (n,), unbatched, or (size, n) with batch dim 0 if any start is batched."""
+  if not starts:
+    return np.zeros((0,), np.int32), batching.not_mapped
+  size = next((_shape(s)[0] for s, d in zip(starts, dims) if d is not batching.not_mapped),
+              None)
+  if size is None:
+    return shapes.concatenate([shapes.broadcast(s, (1,)) for s in starts], 0), batching.not_mapped
+  columns = [shapes.broadcast_in_dim(s, (size, 1), () if d is batching.not_mapped else (0,))
+             for s, d in zip(starts, dims)]
+  return shapes.concatenate(columns, 1), 0
+
+
+def _dynamic_slice_batch(args, dims, *, slice_sizes):
+  # As JAX: a gather of one whole-operand-rank window per member, at clamped starts.
+  (operand, *starts), (operand_dim, *start_dims) = args, dims
+  index, index_dim = _batch_start_indices(starts, start_dims)
+  every_dim = tuple(range(len(slice_sizes)))
+  dnums = GatherDimensionNumbers(offset_dims=every_dim, collapsed_slice_dims=(),
+                                 start_index_map=every_dim)
+  return _gather_batch((operand, index), (operand_dim, index_dim), dimension_numbers=dnums,
+                       slice_sizes=slice_sizes, unique_indices=True, indices_are_sorted=True,
+                       mode=GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
+
+
+batching.primitive_batchers[dynamic_slice_p] = _dynamic_slice_batch
+
+
 def _zero_index_like(index):
   """A 0 start index of the same type as `index` (a Python 0 for a Python int)."""
   return 0 if isinstance(index, int) else np.zeros((), dtypes.dtype(index))
@@ -348,6 +396,21 @@ def _dynamic_update_slice_transpose(ct, operand, update, *starts):
 
 ad.primitive_jvps[dynamic_update_slice_p] = _dynamic_update_slice_jvp
 ad.deftranspose(dynamic_update_slice_p, _dynamic_update_slice_transpose)
+
+
+def _dynamic_update_slice_batch(args, dims):
+  # As JAX: a scatter of one window per member, clamped into bounds as the starts are.
+  (operand, update, *starts), (operand_dim, update_dim, *start_dims) = args, dims
+  index, index_dim = _batch_start_indices(starts, start_dims)
+  every_dim = tuple(range(len(starts)))
+  dnums = ScatterDimensionNumbers(update_window_dims=every_dim, inserted_window_dims=(),
+                                  scatter_dims_to_operand_dims=every_dim)
+  return _scatter_batch(scatter_p, (operand, index, update), (operand_dim, index_dim, update_dim),
+                        dimension_numbers=dnums, indices_are_sorted=True, unique_indices=True,
+                        mode=GatherScatterMode.CLIP, update_jaxpr=None, update_consts=())
+
+
+batching.primitive_batchers[dynamic_update_slice_p] = _dynamic_update_slice_batch
 
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
@@ -656,6 +719,55 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
 
 ad.defjvp(gather_p, _gather_jvp, None)
 ad.deftranspose(gather_p, _gather_transpose)
+
+
+def _shift(dims):
+  """Dimension numbers past a new leading batch axis."""
+  return tuple(d + 1 for d in dims)
+
+
+def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, unique_indices,
+                  indices_are_sorted, mode, fill_value):
+  """As JAX's rule: batch axes go first, and the result's batch axis is 0."""
+  (operand, indices), (operand_dim, indices_dim) = args, dims
+  dnums = dimension_numbers
+  params = dict(mode=mode, fill_value=fill_value)
+  if indices_dim is batching.not_mapped:
+    # The batch axis is one more window dimension, read whole: the first offset dim.
+    operand = batching.moveaxis(operand, operand_dim, 0)
+    dnums = GatherDimensionNumbers(
+        offset_dims=(0,) + _shift(dnums.offset_dims),
+        collapsed_slice_dims=_shift(dnums.collapsed_slice_dims),
+        start_index_map=_shift(dnums.start_index_map),
+        operand_batching_dims=_shift(dnums.operand_batching_dims),
+        start_indices_batching_dims=dnums.start_indices_batching_dims)
+    slice_sizes = (_shape(operand)[0],) + slice_sizes
+    return gather_p.bind(operand, indices, dimension_numbers=dnums, slice_sizes=slice_sizes,
+                         unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                         **params), 0
+  indices = batching.moveaxis(indices, indices_dim, 0)
+  if operand_dim is batching.not_mapped:
+    # One more batch dimension of the indices. Members may read the same
+    # windows, and their indices follow one another: neither unique nor sorted.
+    dnums = dnums._replace(offset_dims=_shift(dnums.offset_dims),
+                           start_indices_batching_dims=_shift(dnums.start_indices_batching_dims))
+    return gather_p.bind(operand, indices, dimension_numbers=dnums, slice_sizes=slice_sizes,
+                         unique_indices=False, indices_are_sorted=False, **params), 0
+  # Both batched: member b reads operand[b], a paired batching dimension.
+  operand = batching.moveaxis(operand, operand_dim, 0)
+  dnums = GatherDimensionNumbers(
+      offset_dims=_shift(dnums.offset_dims),
+      collapsed_slice_dims=_shift(dnums.collapsed_slice_dims),
+      start_index_map=_shift(dnums.start_index_map),
+      operand_batching_dims=(0,) + _shift(dnums.operand_batching_dims),
+      start_indices_batching_dims=(0,) + _shift(dnums.start_indices_batching_dims))
+  slice_sizes = (min(_shape(operand)[0], 1),) + slice_sizes  # 0 for an empty batch
+  return gather_p.bind(operand, indices, dimension_numbers=dnums, slice_sizes=slice_sizes,
+                       unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                       **params), 0
+
+
+batching.primitive_batchers[gather_p] = _gather_batch
 
 
 # --- scatter -----------------------------------------------------------------------------
@@ -1047,3 +1159,37 @@ def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, indi
 
 ad.primitive_jvps[scatter_p] = _scatter_jvp
 ad.deftranspose(scatter_p, _scatter_transpose)
+
+
+def _scatter_batch(prim, args, dims, *, dimension_numbers, **params):
+  """As JAX's rule: the result is a batch, so the operand and updates get a
+  batch axis first (broadcast if unbatched); the result's batch axis is 0."""
+  (operand, indices, updates), (operand_dim, indices_dim, updates_dim) = args, dims
+  size = next(_shape(x)[d] for x, d in zip(args, dims) if d is not batching.not_mapped)
+  operand = batching.bdim_at_front(operand, operand_dim, size)
+  updates = batching.bdim_at_front(updates, updates_dim, size)
+  dnums = dimension_numbers
+  if indices_dim is batching.not_mapped:
+    # The batch axis is one more window dimension, written whole.
+    dnums = ScatterDimensionNumbers(
+        update_window_dims=(0,) + _shift(dnums.update_window_dims),
+        inserted_window_dims=_shift(dnums.inserted_window_dims),
+        scatter_dims_to_operand_dims=_shift(dnums.scatter_dims_to_operand_dims),
+        operand_batching_dims=_shift(dnums.operand_batching_dims),
+        scatter_indices_batching_dims=dnums.scatter_indices_batching_dims)
+  else:
+    # Member b writes into operand[b]: a paired batching dimension, which is
+    # also the first scatter dimension of updates.
+    indices = batching.moveaxis(indices, indices_dim, 0)
+    dnums = ScatterDimensionNumbers(
+        update_window_dims=_shift(dnums.update_window_dims),
+        inserted_window_dims=_shift(dnums.inserted_window_dims),
+        scatter_dims_to_operand_dims=_shift(dnums.scatter_dims_to_operand_dims),
+        operand_batching_dims=(0,) + _shift(dnums.operand_batching_dims),
+        scatter_indices_batching_dims=(0,) + _shift(dnums.scatter_indices_batching_dims))
+  return prim.bind(operand, indices, updates, dimension_numbers=dnums, **params), 0
+
+
+for _prim in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p,
+              scatter_max_p):
+  batching.primitive_batchers[_prim] = functools.partial(_scatter_batch, _prim)

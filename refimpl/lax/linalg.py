@@ -23,7 +23,7 @@ import numpy as np
 from refimpl import dtypes
 from refimpl.core import Primitive, ShapedArray, get_aval
 from refimpl.dtypes import to_real_dtype
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.lax import indexing
 from refimpl.lax.ad_util import stop_gradient
 from refimpl.lax.elementwise import (add, conj, convert_element_type, div, eq, ge, integer_pow,
@@ -34,7 +34,7 @@ from refimpl.lax.reductions import reduce_sum
 from refimpl.lax.rules import (INEXACT, accumulation_dtype, as_dtype, check_dtype,
                                check_same_dtypes, const)
 from refimpl.lax.shapes import (broadcast, broadcasted_iota, concatenate, expand_dims, full,
-                                full_like, pad, squeeze, transpose)
+                                full_like, pad, reshape, squeeze, transpose)
 
 __all__ = ['Precision', 'DotDimensionNumbers', 'dot_general', 'dot', 'batch_matmul',
            'dot_general_p']
@@ -1175,6 +1175,18 @@ def _zero_tangent(x):
   return ad.Zero(ad.tangent_aval(get_aval(x)))
 
 
+def _batch_dims_first(primitive):
+  """The batching rule of a primitive whose leading dimensions are batch
+  dimensions (JAX's `expand_dims_batcher`): the batch axes go first, an
+  unbatched operand is broadcast."""
+  def rule(args, dims, **params):
+    size = next(get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+    out = primitive.bind(*(batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)),
+                         **params)
+    return (out, [0] * len(out)) if primitive.multiple_results else (out, 0)
+  return rule
+
+
 # --- dot_general: bilinear ------------------------------------------------------------
 
 def _ranges_like(*xs):
@@ -1218,6 +1230,34 @@ def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, **params):
 ad.defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
 
 
+def _dot_general_batch(args, dims, *, dimension_numbers, **params):
+  """Both operands batched: the batch axes become a new leading pair of batch
+  dimensions. One batched: its batch axis becomes a free dimension of it."""
+  (lhs, rhs), (lbd, rbd) = args, dims
+  (lc, rc), (lb, rb) = dimension_numbers
+
+  def bump(ds, b):  # renumbers unbatched dims past the inserted batch axis b
+    return tuple(d + (d >= b) for d in ds)
+
+  if lbd is not None and rbd is not None:
+    dnums = ((bump(lc, lbd), bump(rc, rbd)), ((lbd, *bump(lb, lbd)), (rbd, *bump(rb, rbd))))
+    out_dim = 0
+  elif lbd is not None:
+    # result order: batch dims, then lhs free dims (the batch axis among them)
+    lhs_free = _free_dims(get_aval(lhs).ndim - 1, lc, lb)
+    out_dim = len(lb) + sum(d < lbd for d in lhs_free)
+    dnums = ((bump(lc, lbd), rc), (bump(lb, lbd), rb))
+  else:
+    # result order: batch dims, lhs free dims, then rhs free dims
+    rhs_free = _free_dims(get_aval(rhs).ndim - 1, rc, rb)
+    out_dim = get_aval(lhs).ndim - len(lc) + sum(d < rbd for d in rhs_free)
+    dnums = ((lc, bump(rc, rbd)), (lb, bump(rb, rbd)))
+  return dot_general_p.bind(lhs, rhs, dimension_numbers=dnums, **params), out_dim
+
+
+batching.primitive_batchers[dot_general_p] = _dot_general_batch
+
+
 # --- cholesky -------------------------------------------------------------------------
 
 def _cholesky_jvp(primals, tangents):
@@ -1239,6 +1279,7 @@ def _cholesky_jvp(primals, tangents):
 
 
 ad.primitive_jvps[cholesky_p] = _cholesky_jvp
+batching.primitive_batchers[cholesky_p] = _batch_dims_first(cholesky_p)
 
 
 # --- triangular_solve: linear in b ----------------------------------------------------
@@ -1277,6 +1318,27 @@ ad.defjvp2(triangular_solve_p, _triangular_solve_jvp_a,
 ad.deftranspose(triangular_solve_p, _triangular_solve_transpose)
 
 
+def _triangular_solve_batch(args, dims, **params):
+  """A batch of right-hand sides with one `a`: the members become more columns
+  of `b` (more rows, for a right-side solve); otherwise batch axes go first."""
+  (a, b), (a_dim, b_dim) = args, dims
+  if a_dim is not None:
+    size = get_aval(a).shape[a_dim]
+    return triangular_solve_p.bind(batching.bdim_at_front(a, a_dim, size),
+                                   batching.bdim_at_front(b, b_dim, size), **params), 0
+  # b [..., m, n]: left side solves columns, so fold the batch axis into n;
+  # right side solves rows, so fold it into m
+  out_dim = get_aval(b).ndim - (1 if params["left_side"] else 2)
+  b = batching.moveaxis(b, b_dim, out_dim)
+  shape = get_aval(b).shape
+  flat = shape[:out_dim - 1] + (shape[out_dim - 1] * shape[out_dim],) + shape[out_dim + 1:]
+  out = triangular_solve_p.bind(a, reshape(b, flat), **params)
+  return reshape(out, shape), out_dim
+
+
+batching.primitive_batchers[triangular_solve_p] = _triangular_solve_batch
+
+
 # --- lu ---------------------------------------------------------------------------------
 
 def _lu_jvp(primals, tangents):
@@ -1308,6 +1370,9 @@ def _lu_jvp(primals, tangents):
 
 ad.primitive_jvps[lu_p] = _lu_jvp
 ad.defjvp_zero(lu_pivots_to_permutation_p)
+batching.primitive_batchers[lu_p] = _batch_dims_first(lu_p)
+batching.primitive_batchers[lu_pivots_to_permutation_p] = _batch_dims_first(
+    lu_pivots_to_permutation_p)
 
 
 # --- qr ---------------------------------------------------------------------------------
@@ -1341,6 +1406,7 @@ def _qr_jvp(primals, tangents, *, full_matrices, pivoting):
 
 
 ad.primitive_jvps[qr_p] = _qr_jvp
+batching.primitive_batchers[qr_p] = _batch_dims_first(qr_p)
 
 
 # --- eigh -------------------------------------------------------------------------------
@@ -1369,6 +1435,7 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
 
 
 ad.primitive_jvps[eigh_p] = _eigh_jvp
+batching.primitive_batchers[eigh_p] = _batch_dims_first(eigh_p)
 
 
 # --- svd --------------------------------------------------------------------------------
@@ -1416,6 +1483,7 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
 
 
 ad.primitive_jvps[svd_p] = _svd_jvp
+batching.primitive_batchers[svd_p] = _batch_dims_first(svd_p)
 
 
 # --- eig --------------------------------------------------------------------------------
@@ -1446,6 +1514,7 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
 
 
 ad.primitive_jvps[eig_p] = _eig_jvp
+batching.primitive_batchers[eig_p] = _batch_dims_first(eig_p)
 
 
 # --- tridiagonal_solve: linear in b ---------------------------------------------------
@@ -1492,8 +1561,28 @@ ad.primitive_jvps[tridiagonal_solve_p] = _tridiagonal_solve_jvp
 ad.deftranspose(tridiagonal_solve_p, _tridiagonal_solve_transpose)
 
 
+def _tridiagonal_solve_batch(args, dims):
+  """A batch of right-hand sides with shared diagonals: the members become more
+  columns of `b`; otherwise batch axes go first."""
+  *diags, b = args
+  *diag_dims, b_dim = dims
+  if all(d is None for d in diag_dims):
+    # b [..., m, n] -> [..., m, size, n] -> [..., m, size * n]
+    out_dim = get_aval(b).ndim - 2
+    b = batching.moveaxis(b, b_dim, out_dim)
+    shape = get_aval(b).shape
+    out = tridiagonal_solve_p.bind(*diags, reshape(b, shape[:-2] + (shape[-2] * shape[-1],)))
+    return reshape(out, shape), out_dim
+  return _batch_dims_first(tridiagonal_solve_p)(args, dims)
+
+
+batching.primitive_batchers[tridiagonal_solve_p] = _tridiagonal_solve_batch
+
+
 # As JAX: the Householder building blocks have no derivative rules.
 ad.defjvp_unsupported(geqrf_p, NotImplementedError,
                       "Differentiation rule for 'geqrf' not implemented")
 ad.defjvp_unsupported(householder_product_p, NotImplementedError,
                       "Differentiation rule for 'householder_product' not implemented")
+batching.primitive_batchers[geqrf_p] = _batch_dims_first(geqrf_p)
+batching.primitive_batchers[householder_product_p] = _batch_dims_first(householder_product_p)

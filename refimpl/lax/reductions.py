@@ -21,10 +21,9 @@ import numpy as np
 from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive, ShapedArray, get_aval
 from refimpl.custom_derivatives import custom_jvp
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.interpreters.eval import eval_closed_jaxpr
 from refimpl.interpreters.partial_eval import trace_to_jaxpr
-from refimpl.jaxpr import Literal
 from refimpl.lax import elementwise
 from refimpl.lax.elementwise import (add, convert_element_type, div, eq, exp, log1p, mul, ne,
                                      neg, select, sub)
@@ -541,41 +540,38 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
 ad.primitive_jvps[reduce_prod_p] = _reduce_prod_jvp
 
 
-def _apply_elementwise(closed, args):
-  """The scalar computation `closed` applied to arrays of one shape, element
-  by element (what JAX gets by vmapping it, which this project lacks). Only
-  elementwise equations, and calls (jit) of them, can be applied so."""
-  from refimpl.api import jit_p
-  shape = get_aval(args[0]).shape
-  env = dict(zip(closed.jaxpr.constvars, closed.consts))
-  env.update(zip(closed.jaxpr.invars, args))
-  read = lambda v: v.val if isinstance(v, Literal) else env[v]
-  for eqn in closed.jaxpr.eqns:
-    ins = [read(v) for v in eqn.invars]
-    if eqn.primitive is jit_p:
-      outs = _apply_elementwise(eqn.params["jaxpr"], ins)
-    elif (isinstance(eqn.primitive, elementwise.ElementwisePrimitive)
-          or eqn.primitive in (elementwise.select_n_p, elementwise.convert_element_type_p)):
-      outs = [eqn.primitive.bind(*ins, **eqn.params)]
-    else:
-      raise NotImplementedError(
-          f"Differentiation of lax.reduce with a computation using '{eqn.primitive.name}' "
-          "is not implemented: only elementwise computations can be applied to arrays")
-    env.update(zip(eqn.outvars, outs))
-  outs = [read(v) for v in closed.jaxpr.outvars]
-  return [x if get_aval(x).shape == shape else broadcast_in_dim(x, shape, ()) for x in outs]
-
-
 def _reduce_jvp_rule(primals, tangents, *, jaxpr, dimensions):
+  # The scalar computation is mapped (vmap) over every dimension of the
+  # pairwise reduction tree's operands, as in JAX.
+  from refimpl.vectorize import vmap
   n = len(primals) // 2
   if any(not isinstance(t, ad.Zero) for t in tangents[n:]):
     raise NotImplementedError("Gradient of general lax.reduce with non-zero tangents for "
                               "initial values to reduction not implemented")
-  return _reduce_jvp(lambda *xs: _apply_elementwise(jaxpr, xs), primals[n:],
-                     primals[:n], tangents[:n], dimensions)
+  reducer = lambda *xs: eval_closed_jaxpr(jaxpr, *xs)
+  for _ in range(get_aval(primals[0]).ndim - len(dimensions) + 1):
+    reducer = vmap(reducer)
+  return _reduce_jvp(reducer, primals[n:], primals[:n], tangents[:n], dimensions)
 
 
 ad.primitive_jvps[reduce_p] = _reduce_jvp_rule
+
+
+def _reduce_batch(args, dims, *, jaxpr, dimensions):
+  # Batch axes (or broadcasts of unbatched operands) go first; the initial
+  # values must be shared by the whole batch, as in JAX.
+  n = len(args) // 2
+  if any(d is not batching.not_mapped for d in dims[n:]):
+    raise NotImplementedError("Batching of lax.reduce with batched initial values is "
+                              "not implemented")
+  size = next(x.shape[d] for x, d in zip(args, dims) if d is not batching.not_mapped)
+  operands = [batching.bdim_at_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
+  outs = reduce_p.bind(*operands, *args[n:], jaxpr=jaxpr,
+                       dimensions=tuple(d + 1 for d in dimensions))
+  return outs, [0] * n
+
+
+batching.primitive_batchers[reduce_p] = _reduce_batch
 
 ad.deflinear2(cumsum_p, lambda ct, operand, *, axis, reverse: [cumsum(ct, axis, not reverse)])
 
@@ -652,3 +648,34 @@ ad.primitive_jvps[cumprod_p] = _cumulative_jvp(mul)
 ad.primitive_jvps[cummax_p] = _cumulative_jvp(elementwise.max)
 ad.primitive_jvps[cummin_p] = _cumulative_jvp(elementwise.min)
 ad.primitive_jvps[cumlogsumexp_p] = _cumulative_jvp(_logaddexp)
+
+
+# --- batching rules --------------------------------------------------------------------------
+# As JAX's: the batch axis stays where it is and the reduced (or scanned)
+# axes are renumbered around it.
+
+def _reducer_batch(prim):
+  """The rule of a reduction over `axes` (reduce_*, argmax, argmin)."""
+  def rule(args, dims, *, axes, **params):
+    (operand,), (d,) = args, dims
+    axes = tuple(a + (a >= d) for a in axes)
+    # the batch axis moves left past each reduced axis before it
+    return prim.bind(operand, axes=axes, **params), d - sum(a < d for a in axes)
+  return rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p,
+           reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
+  batching.primitive_batchers[_p] = _reducer_batch(_p)
+
+
+def _cumulative_batch(prim):
+  """The rule of a cumulative reduction along `axis`."""
+  def rule(args, dims, *, axis, reverse):
+    (operand,), (d,) = args, dims
+    return prim.bind(operand, axis=axis + (axis >= d), reverse=reverse), d
+  return rule
+
+
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
+  batching.primitive_batchers[_p] = _cumulative_batch(_p)

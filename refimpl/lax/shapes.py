@@ -17,7 +17,7 @@ import numpy as np
 
 from refimpl import core, dtypes
 from refimpl.core import Primitive, ShapedArray
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.lax.elementwise import convert_element_type, sub
 from refimpl.lax.rules import check_same_dtypes
 
@@ -130,6 +130,17 @@ def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions):
 
 
 ad.deflinear2(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+
+
+def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
+  # the batch axis goes first in the result, mapped from the operand's first axis
+  (operand,), (d,) = args, dims
+  operand = batching.moveaxis(operand, d, 0)
+  return broadcast_in_dim(operand, (operand.shape[0], *shape),
+                          (0, *(b + 1 for b in broadcast_dimensions))), 0
+
+
+batching.primitive_batchers[broadcast_in_dim_p] = _broadcast_in_dim_batch
 
 
 def broadcast(operand, sizes):
@@ -254,6 +265,17 @@ def _reshape_transpose(ct, operand, *, new_sizes, dimensions):
 ad.deflinear2(reshape_p, _reshape_transpose)
 
 
+def _reshape_batch(args, dims, *, new_sizes, dimensions):
+  (operand,), (d,) = args, dims
+  operand = batching.moveaxis(operand, d, 0)
+  if dimensions is not None:
+    dimensions = (0, *(i + 1 for i in dimensions))
+  return reshape(operand, (operand.shape[0], *new_sizes), dimensions), 0
+
+
+batching.primitive_batchers[reshape_p] = _reshape_batch
+
+
 def collapse(operand, start_dimension, stop_dimension=None):
   """Merges dimensions [start_dimension, stop_dimension) into one."""
   shape = _shape(operand)
@@ -301,6 +323,16 @@ def transpose(operand, permutation):
 ad.deflinear(transpose_p, lambda ct, permutation: [transpose(ct, np.argsort(permutation))])
 
 
+def _transpose_batch(args, dims, *, permutation):
+  # the batch axis stays first in the result; the others shift past it
+  (operand,), (d,) = args, dims
+  perm = (d, *(i if i < d else i + 1 for i in permutation))
+  return transpose(operand, perm), 0
+
+
+batching.primitive_batchers[transpose_p] = _transpose_batch
+
+
 # --- squeeze --------------------------------------------------------------------------
 
 squeeze_p = Primitive("squeeze")
@@ -338,6 +370,15 @@ def squeeze(array, dimensions):
 ad.deflinear(squeeze_p, lambda ct, dimensions: [expand_dims(ct, dimensions)])
 
 
+def _squeeze_batch(args, dims, *, dimensions):
+  (operand,), (d,) = args, dims
+  operand = batching.moveaxis(operand, d, 0)
+  return squeeze(operand, tuple(i + 1 for i in dimensions)), 0
+
+
+batching.primitive_batchers[squeeze_p] = _squeeze_batch
+
+
 # --- rev ------------------------------------------------------------------------------
 
 rev_p = Primitive("rev")
@@ -364,6 +405,14 @@ def rev(operand, dimensions):
 
 
 ad.deflinear(rev_p, lambda ct, dimensions: [rev(ct, dimensions)])
+
+
+def _rev_batch(args, dims, *, dimensions):
+  (operand,), (d,) = args, dims
+  return rev(operand, [i + (i >= d) for i in dimensions]), d
+
+
+batching.primitive_batchers[rev_p] = _rev_batch
 
 
 # --- pad --------------------------------------------------------------------------------
@@ -458,6 +507,25 @@ def _pad_transpose(ct, operand, padding_value, *, padding_config):
 ad.deflinear2(pad_p, _pad_transpose)
 
 
+def _pad_batch(args, dims, *, padding_config):
+  # The batch axis is not padded. A batched padding value (one scalar per
+  # member) is written where a padded mask of the operand's places is False.
+  (operand, padding_value), (d, value_d) = args, dims
+  if d is None:
+    operand, d = batching.broadcast(operand, _shape(padding_value)[0], 0), 0
+  config = list(padding_config)
+  config.insert(d, (0, 0, 0))
+  if value_d is None:
+    return pad(operand, padding_value, config), d
+  from refimpl.lax.elementwise import select
+  padded = pad(operand, full_like(operand, 0, shape=()), config)
+  mask = pad(full_like(operand, True, np.bool_), np.bool_(False), config)
+  return select(mask, padded, broadcast_in_dim(padding_value, _shape(padded), (d,))), d
+
+
+batching.primitive_batchers[pad_p] = _pad_batch
+
+
 # --- concatenate ------------------------------------------------------------------------
 
 concatenate_p = Primitive("concatenate")
@@ -514,6 +582,16 @@ def _concatenate_transpose(ct, *operands, dimension):
 ad.deflinear2(concatenate_p, _concatenate_transpose)
 
 
+def _concatenate_batch(args, dims, *, dimension):
+  # batch axes first (unbatched operands broadcast), so `dimension` moves up one
+  size = next(_shape(x)[d] for x, d in zip(args, dims) if d is not None)
+  return concatenate([batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)],
+                     dimension + 1), 0
+
+
+batching.primitive_batchers[concatenate_p] = _concatenate_batch
+
+
 # --- split ------------------------------------------------------------------------------
 
 split_p = Primitive("split")
@@ -550,6 +628,14 @@ def split(operand, sizes, axis=0):
 
 ad.deflinear(split_p, lambda cts, sizes, axis: [
     concatenate([ad.instantiate_zeros(ct) for ct in cts], axis)])
+
+
+def _split_batch(args, dims, *, sizes, axis):
+  (operand,), (d,) = args, dims
+  return split(operand, sizes, axis + (axis >= d)), [d] * len(sizes)
+
+
+batching.primitive_batchers[split_p] = _split_batch
 
 
 # --- tile -------------------------------------------------------------------------------
@@ -592,6 +678,14 @@ def _tile_transpose(ct, operand, *, reps):
 
 
 ad.deflinear2(tile_p, _tile_transpose)
+
+
+def _tile_batch(args, dims, *, reps):
+  (operand,), (d,) = args, dims
+  return tile(operand, (*reps[:d], 1, *reps[d:])), d   # the batch axis is not repeated
+
+
+batching.primitive_batchers[tile_p] = _tile_batch
 
 
 def dtype(x):
@@ -644,6 +738,8 @@ def _optimization_barrier_jvp(primals, tangents):
 ad.primitive_jvps[optimization_barrier_p] = _optimization_barrier_jvp
 ad.deftranspose(optimization_barrier_p, lambda cts, *args: optimization_barrier_p.bind(
     *map(ad.instantiate_zeros, cts)))
+batching.primitive_batchers[optimization_barrier_p] = lambda args, dims: (
+    optimization_barrier_p.bind(*args), list(dims))
 
 
 # --- iota -------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import numpy as np
 from refimpl import core, dtypes
 from refimpl.core import Primitive, ShapedArray
 from refimpl.errors import JaxRuntimeError
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.lax.indexing import GatherDimensionNumbers, GatherScatterMode, gather
 from refimpl.lax.rules import ANY, ORDERED, check_dtype
 from refimpl.lax.shapes import broadcasted_iota, canonicalize_axis, expand_dims, reshape
@@ -385,6 +385,20 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
 ad.primitive_jvps[sort_p] = _sort_jvp
 
 
+def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
+  # All operands get the first batched one's batch axis (the unbatched ones
+  # broadcast), which the sort treats as one more unsorted dimension.
+  size, bdim = next((x.shape[d], d) for x, d in zip(args, dims)
+                    if d is not batching.not_mapped)
+  args = [batching.matchaxis(d, bdim, size, x) for x, d in zip(args, dims)]
+  outs = sort_p.bind(*args, dimension=dimension + (bdim <= dimension), is_stable=is_stable,
+                     num_keys=num_keys)
+  return outs, [bdim] * len(outs)
+
+
+batching.primitive_batchers[sort_p] = _sort_batch
+
+
 def _top_k_jvp(primals, tangents, *, k, axis):
   (operand,), (tangent,) = primals, tangents
   values, indices = top_k_p.bind(operand, k=k, axis=axis)
@@ -394,6 +408,14 @@ def _top_k_jvp(primals, tangents, *, k, axis):
 
 
 ad.primitive_jvps[top_k_p] = _top_k_jvp
+
+
+def _top_k_batch(args, dims, *, k, axis):
+  (operand,), (d,) = args, dims
+  return top_k_p.bind(operand, k=k, axis=axis + (d <= axis)), [d, d]
+
+
+batching.primitive_batchers[top_k_p] = _top_k_batch
 
 
 def _approx_top_k_jvp(primals, tangents, **params):
@@ -406,3 +428,23 @@ def _approx_top_k_jvp(primals, tangents, **params):
 
 
 ad.primitive_jvps[approx_top_k_p] = _approx_top_k_jvp
+
+
+def _approx_top_k_batch(args, dims, *, reduction_dimension, **params):
+  (operand,), (d,) = args, dims
+  dimension = [i for i in range(operand.ndim) if i != d][reduction_dimension]
+  n = operand.shape[dimension]
+  if operand.ndim == 2 and n > _TPU_LANE_TILING and not params["aggregate_to_topk"]:
+    # A batch of rank-1 operands has rank 2, so another TPU tile and maybe
+    # another output size than its members (where JAX's rule goes wrong).
+    # Their outputs are their top `size` elements, which aggregating to
+    # that many also gives.
+    member = ShapedArray((n,), operand.dtype, operand.weak_type)
+    size = _approx_top_k_shape_rule(member, reduction_dimension=reduction_dimension,
+                                    **params)[0].shape[0]
+    params = dict(params, k=size, aggregate_to_topk=True)
+  outs = approx_top_k_p.bind(operand, reduction_dimension=dimension, **params)
+  return outs, [d, d]
+
+
+batching.primitive_batchers[approx_top_k_p] = _approx_top_k_batch

@@ -26,7 +26,7 @@ from refimpl import dtypes
 from refimpl.core import get_aval
 from refimpl.interpreters import ad
 from refimpl.lax import elementwise
-from refimpl.lax.elementwise import (add, binop, div, exp, gt, log, log1p, mul, naryop, neg,
+from refimpl.lax.elementwise import (add, binop, exp, gt, log, log1p, mul, naryop, neg,
                                      reciprocal, select, sign, square, sub, unop)
 from refimpl.lax.rules import FLOAT, INTEGER, const
 from refimpl.lax.shapes import full_like
@@ -774,17 +774,8 @@ def mulhi(x, y, /):
 
 
 # --- differentiation rules ----------------------------------------------------------------------
-# JAX's rules, with the same math and primitives. Where JAX has no rule (zeta,
-# igamma_grad_a, random_gamma_grad), the argument with a closed-form derivative
-# gets it and the other raises, as differentiating betainc's a, b or polygamma's
-# m does in JAX.
-
-def _not_differentiable(name, argument):
-  def rule(*args, **params):
-    raise NotImplementedError(f"Differentiation rule for '{name}' with respect to "
-                              f"{argument} not implemented")
-  return rule
-
+# JAX's rules, with the same math and primitives. JAX has none for zeta,
+# igamma_grad_a and random_gamma_grad: differentiating them raises, as in JAX.
 
 def _gamma_density(a, x):
   """x**(a-1) e**-x / Gamma(a): the derivative of igamma(a, x) in x."""
@@ -802,29 +793,14 @@ def _polygamma_grad_m(g, m, x):
 ad.defjvp(polygamma_p, _polygamma_grad_m,
           lambda g, m, x: mul(g, polygamma(add(m, const(m, 1)), x)))
 
-# d/dq zeta(x, q) = -x zeta(x + 1, q); no closed form in x.
-ad.defjvp(zeta_p, _not_differentiable("zeta", "x"),
-          lambda g, x, q: mul(g, mul(neg(x), zeta(add(x, const(x, 1)), q))))
-
 ad.defjvp(igamma_p, lambda g, a, x: mul(g, igamma_grad_a(a, x)),
           lambda g, a, x: mul(g, _gamma_density(a, x)))
 ad.defjvp(igammac_p, lambda g, a, x: neg(mul(g, igamma_grad_a(a, x))),
           lambda g, a, x: neg(mul(g, _gamma_density(a, x))))
 
-# d/dx dP/da = d/da (dP/dx) = density (log x - digamma(a)); d/da needs d2P/da2.
-ad.defjvp(igamma_grad_a_p, _not_differentiable("igamma_grad_a", "a"),
-          lambda g, a, x: mul(g, mul(_gamma_density(a, x), sub(log(x), digamma(a)))))
-
-
-def _random_gamma_grad_x(g, r, a, x):
-  # r = -(dP/da) / density, so dr/dx = digamma(a) - log(x) - r ((a - 1) / x - 1).
-  one = const(x, 1)
-  return mul(g, sub(sub(digamma(a), log(x)),
-                    mul(r, sub(div(sub(a, one), x), one))))
-
-
-ad.defjvp2(random_gamma_grad_p, _not_differentiable("random_gamma_grad", "a"),
-           _random_gamma_grad_x)
+for _p in (zeta_p, igamma_grad_a_p, random_gamma_grad_p):
+  ad.defjvp_unsupported(_p, NotImplementedError,
+                        f"Differentiation rule for '{_p.name}' not implemented")
 
 ad.defjvp2(bessel_i0e_p, lambda g, y, x: mul(g, sub(bessel_i1e(x), mul(sign(x), y))))
 

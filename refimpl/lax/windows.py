@@ -26,7 +26,7 @@ import numpy as np
 
 from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive, ShapedArray
-from refimpl.interpreters import ad
+from refimpl.interpreters import ad, batching
 from refimpl.interpreters.eval import eval_closed_jaxpr
 from refimpl.lax import elementwise
 from refimpl.lax.indexing import slice as slice_
@@ -675,6 +675,31 @@ def _reduce_window_sum_transpose(ct, operand, *, window_dimensions, window_strid
 ad.deflinear2(reduce_window_sum_p, _reduce_window_sum_transpose)
 
 
+def _with_batch_window(dim, window_dimensions, window_strides, padding, base_dilation=None,
+                       window_dilation=None):
+  """The window params with a window of one element, stride 1 and no padding
+  or dilation inserted for the batch axis at `dim` (dilations only if given)."""
+  ins = lambda params, v: None if params is None else params[:dim] + (v,) + params[dim:]
+  params = dict(window_dimensions=ins(window_dimensions, 1),
+                window_strides=ins(window_strides, 1), padding=ins(padding, (0, 0)))
+  if base_dilation is not None:
+    params.update(base_dilation=ins(base_dilation, 1),
+                  window_dilation=ins(window_dilation, 1))
+  return params
+
+
+def _monoid_window_batch(prim):
+  """reduce_window_sum/max/min: the batch axis stays in place, under a
+  window of one element."""
+  def rule(args, dims, **window_params):
+    (x,), (d,) = args, dims
+    return prim.bind(x, **_with_batch_window(d, **window_params)), d
+  return rule
+
+
+batching.primitive_batchers[reduce_window_sum_p] = _monoid_window_batch(reduce_window_sum_p)
+
+
 def _chooser_jvp(select_prim):
   """The JVP of reduce_window_max (ge) / min (le): each window's tangent is
   the one at its selected element."""
@@ -685,6 +710,8 @@ def _chooser_jvp(select_prim):
 
 ad.defjvp(reduce_window_max_p, _chooser_jvp(elementwise.ge_p))
 ad.defjvp(reduce_window_min_p, _chooser_jvp(elementwise.le_p))
+batching.primitive_batchers[reduce_window_max_p] = _monoid_window_batch(reduce_window_max_p)
+batching.primitive_batchers[reduce_window_min_p] = _monoid_window_batch(reduce_window_min_p)
 
 
 def _reduce_window_jvp(primals, tangents, *, jaxpr, consts, **window_params):
@@ -714,6 +741,22 @@ def _reduce_window_jvp(primals, tangents, *, jaxpr, consts, **window_params):
 ad.primitive_jvps[reduce_window_p] = _reduce_window_jvp
 
 
+def _reduce_window_batch(args, dims, *, jaxpr, consts, **window_params):
+  # As JAX: operands batched at axis 0 (unbatched ones broadcast), init values
+  # must stay unbatched (they are the scalars the computation starts from).
+  n = len(args) // 2
+  if any(d is not None for d in dims[n:]):
+    raise NotImplementedError("reduce_window batching is not implemented for initial values")
+  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+  operands = [batching.bdim_at_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
+  outs = reduce_window_p.bind(*operands, *args[n:], jaxpr=jaxpr, consts=consts,
+                              **_with_batch_window(0, **window_params))
+  return outs, [0] * n
+
+
+batching.primitive_batchers[reduce_window_p] = _reduce_window_batch
+
+
 def _linear_in_first(prim):
   """The JVP for the first argument of `prim`, linear in it (the second
   argument, the operand, only selects: its tangent contributes nothing)."""
@@ -731,6 +774,21 @@ def _select_and_scatter_add_transpose(ct, source, operand, *, select_prim, windo
 
 ad.defjvp(select_and_scatter_add_p, _linear_in_first(select_and_scatter_add_p), None)
 ad.deftranspose(select_and_scatter_add_p, _select_and_scatter_add_transpose)
+
+
+def _front(args, dims):
+  """The args with their batch axes first (unbatched ones broadcast)."""
+  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+  return [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+
+
+def _select_and_scatter_add_batch(args, dims, *, select_prim, **window_params):
+  source, operand = _front(args, dims)
+  return select_and_scatter_add_p.bind(source, operand, select_prim=select_prim,
+                                       **_with_batch_window(0, **window_params)), 0
+
+
+batching.primitive_batchers[select_and_scatter_add_p] = _select_and_scatter_add_batch
 
 
 def _select_and_gather_add_transpose(ct, tangents, operand, *, select_prim, window_dimensions,
@@ -757,7 +815,31 @@ def _select_and_gather_add_transpose(ct, tangents, operand, *, select_prim, wind
 ad.defjvp(select_and_gather_add_p, _linear_in_first(select_and_gather_add_p), None)
 ad.deftranspose(select_and_gather_add_p, _select_and_gather_add_transpose)
 
+
+def _select_and_gather_add_batch(args, dims, *, select_prim, **window_params):
+  tangents, operand = _front(args, dims)
+  return select_and_gather_add_p.bind(tangents, operand, select_prim=select_prim,
+                                      **_with_batch_window(0, **window_params)), 0
+
+
+batching.primitive_batchers[select_and_gather_add_p] = _select_and_gather_add_batch
+
 # As JAX: the generic select_and_scatter (any select and scatter computations)
 # has no derivative; max pooling differentiates through select_and_gather_add.
 ad.defjvp_unsupported(select_and_scatter_p, NotImplementedError,
                       "Differentiation rule for 'select_and_scatter' not implemented")
+
+
+def _select_and_scatter_batch(args, dims, *, window_dimensions, window_strides, padding,
+                              **jaxprs):
+  # JAX has no rule here; the batch axis gets a window of one element, as
+  # for select_and_scatter_add (the init value must stay unbatched).
+  if dims[2] is not None:
+    raise NotImplementedError("select_and_scatter batching is not implemented for a batched "
+                              "init_value")
+  operand, source = _front(args[:2], dims[:2])
+  return select_and_scatter_p.bind(operand, source, args[2], **jaxprs, **_with_batch_window(
+      0, window_dimensions, window_strides, padding)), 0
+
+
+batching.primitive_batchers[select_and_scatter_p] = _select_and_scatter_batch

@@ -3,9 +3,8 @@
 Each is built on jnp/lax and lowers as JAX's does (those JAX compiles with
 `jit` are jitted here too, so `make_jaxpr` shows the same nested `jit`
 equations). Where JAX attaches a custom derivative rule (`custom_jvp`:
-relu6, softmax, logsumexp, log1mexp), the docstring says so; those rules
-come with autodiff. JAX's `lax.stop_gradient` in log_softmax only affects
-derivatives and is left out.
+relu, relu6, softmax, log1mexp) so do these, with JAX's rule, and
+log_softmax stops the gradient through its shift, as JAX's does.
 """
 
 import math
@@ -16,6 +15,7 @@ import numpy as np
 
 from refimpl import dtypes, lax
 from refimpl.api import jit
+from refimpl.custom_derivatives import custom_jvp
 from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy import (abs, asarray, clip, einsum, exp, expand_dims, expm1, log, log1p,
                            logaddexp, logical_and, max, maximum, minimum, ones, reshape, split,
@@ -37,17 +37,27 @@ __all__ = [
 
 # --- activations ----------------------------------------------------------------------------------
 
+@custom_jvp
 @jit
 def relu(x):
-  """max(x, 0), as select(x >= 0, x, 0): relu(NaN) is 0 (NaN >= 0 is False)."""
+  """max(x, 0), as select(x >= 0, x, 0): relu(NaN) is 0 (NaN >= 0 is False).
+  Custom JVP (JAX's): the derivative is 1 for x > 0 and 0 elsewhere, 0 at 0."""
   z = zeros_like(x)
   return lax.select(lax.ge(x, z), x, z)
 
 
+relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, lax.full_like(g, 0)))
+
+
+@custom_jvp
 @jit
 def relu6(x):
-  """min(max(x, 0), 6). (JAX attaches a custom_jvp rule: zero gradient at 0 and 6.)"""
+  """min(max(x, 0), 6). Custom JVP (JAX's): derivative 1 on (0, 6), 0 elsewhere
+  (0 at 0 and at 6)."""
   return minimum(maximum(x, 0), 6.)
+
+
+relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, lax.full_like(g, 0)))
 
 
 @jit
@@ -196,11 +206,17 @@ def identity(x):
   return asarray(x)
 
 
+@custom_jvp
+@jit
 def log1mexp(x):
   """log(1 - exp(-x)), accurately: log(-expm1(-x)) for x < log 2, else
-  log1p(-exp(-x)). Undefined (NaN) for x < 0. (JAX attaches a custom_jvp rule.)"""
+  log1p(-exp(-x)). Undefined (NaN) for x < 0. Custom JVP (JAX's): the
+  derivative is 1 / expm1(x) (the branches' own derivatives would give NaN)."""
   x = ensure_arraylike("log1mexp", x)
   return where(x < math.log(2.0), log(-expm1(-x)), log1p(-exp(-x)))
+
+
+log1mexp.defjvps(lambda g, ans, x: g / expm1(x))
 
 
 # --- softmax and normalization -----------------------------------------------------------------
@@ -208,11 +224,12 @@ def log1mexp(x):
 @jit(static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
   """x - log(sum(exp(x))) over `axis` (an int or tuple), shifted by the max;
-  elements masked out by `where` give -inf. An input +inf gives NaN."""
+  elements masked out by `where` give -inf. An input +inf gives NaN. The
+  gradient is stopped through the shift (it cancels), as in JAX."""
   x = ensure_arraylike("log_softmax", x)
   x_max = max(x, axis, where=where, initial=-np.inf, keepdims=True)
   x_safe = x if where is None else _where(where, x, -np.inf)
-  shifted = x_safe - x_max
+  shifted = x_safe - lax.stop_gradient(x_max)
   shifted_logsumexp = log(sum(exp(shifted), axis, where=where, keepdims=True))
   result = shifted - shifted_logsumexp
   if where is not None:
@@ -222,16 +239,30 @@ def log_softmax(x, axis=-1, where=None):
 
 def softmax(x, axis=-1, where=None):
   """exp(x - max) / sum(exp(x - max)) over `axis` (an int or tuple); elements
-  masked out by `where` give 0. An input +inf gives NaN. (JAX attaches a
-  custom_jvp rule.)"""
+  masked out by `where` give 0. An input +inf gives NaN. Custom JVP (JAX's
+  `_softmax`): y * (t - sum(y * t)) for y = softmax(x)."""
   x = ensure_arraylike("softmax", x)
-  x_max = max(x, axis, where=where, initial=-np.inf, keepdims=True)
-  x_safe = x if where is None else _where(where, x, -np.inf)
+  return _softmax(x, axis, where)
+
+
+def _softmax_fn(x, axis=-1, where=None, initial=-np.inf):
+  x_max = max(x, axis, where=where, initial=initial, keepdims=True)
+  x_safe = x if where is None else _where(where, x, initial)
   unnormalized = exp(x_safe - x_max)
   result = unnormalized / sum(unnormalized, axis, where=where, keepdims=True)
   if where is not None:
     result = _where(where, result, 0)
   return result
+
+
+_softmax = custom_jvp(_softmax_fn, nondiff_argnums=(1,))
+
+
+@_softmax.defjvp
+def _softmax_jvp(axis, primals, tangents):
+  (x, where, initial), (x_dot, _, _) = primals, tangents
+  y = _softmax(x, axis, where, initial)
+  return y, y * (x_dot - sum(y * x_dot, axis, where=where, keepdims=True))
 
 
 def logmeanexp(x, axis=None, where=None, keepdims=False):

@@ -16,4 +16,5 @@ from refimpl.numpy.selection import *  # noqa: F401,F403
 from refimpl.numpy.statistics import *  # noqa: F401,F403
 from refimpl.numpy.polynomial import *  # noqa: F401,F403
 from refimpl.numpy.utilities import *  # noqa: F401,F403
+from refimpl.numpy.vectorize import *  # noqa: F401,F403
 from refimpl.numpy import fft, linalg  # noqa: F401

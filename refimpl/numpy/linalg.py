@@ -5,6 +5,11 @@ Built on `refimpl.lax.linalg` as JAX builds it: `det` and `slogdet` via
 as a solve against the identity; `pinv`, `lstsq`, `matrix_rank`, `cond` and
 the 2/nuclear norms via `svd`. Inputs are promoted to an inexact dtype.
 Matrices are the last two axes; leading axes are batch axes.
+
+As in JAX, `slogdet`, `det` (of matrices larger than 3x3) and `pinv` have
+custom JVP rules: d logabsdet = trace(solve(a, da)); d det =
+trace(adjugate(a) da), well defined for singular matrices; and the
+Golub-Pereyra derivative of the pseudo-inverse.
 """
 
 import math
@@ -15,11 +20,12 @@ from typing import NamedTuple
 import numpy as np
 
 from refimpl import dtypes, lax
+from refimpl.custom_derivatives import custom_jvp
 from refimpl.lax import linalg as lax_linalg
 from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy import creation, manipulation, products, reductions, selection, ufuncs
 from refimpl.numpy.creation import ensure_arraylike
-from refimpl.numpy.util import promote_dtypes, promote_dtypes_inexact
+from refimpl.numpy.util import promote_dtypes_inexact
 
 __all__ = ['cholesky', 'cond', 'cross', 'det', 'diagonal', 'eig', 'eigh', 'eigvals',
            'eigvalsh', 'inv', 'lstsq', 'matmul', 'matrix_norm', 'matrix_power',
@@ -170,6 +176,7 @@ def eigvalsh(a, UPLO="L", symmetrize_input=True):
 
 # --- determinants, solves and inverses ----------------------------------------------------
 
+@custom_jvp
 def _slogdet_lu(a):
   lu, pivots, _ = lax_linalg.lu(a)
   dtype = a.dtype
@@ -190,6 +197,7 @@ def _slogdet_lu(a):
   return sign, ufuncs.real(logdet)
 
 
+@custom_jvp
 def _slogdet_qr(a):
   if dtypes.is_complex(a.dtype):
     raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
@@ -220,8 +228,87 @@ def slogdet(a, *, method=None):
                    "(`None`), and 'qr'.")
 
 
+def _slogdet_jvp(primals, tangents):
+  """d logabsdet = Re trace(solve(a, da)); for complex a, the sign turns by
+  i Im trace(solve(a, da)) (a real sign has zero derivative)."""
+  x, = primals
+  g, = tangents
+  sign, ans = slogdet(x)
+  ans_dot = manipulation.trace(solve(x, g), axis1=-1, axis2=-2)
+  if dtypes.is_complex(x.dtype):
+    sign_dot = (ans_dot - ufuncs.real(ans_dot).astype(ans_dot.dtype)) * sign
+    ans_dot = ufuncs.real(ans_dot)
+  else:
+    sign_dot = creation.zeros_like(sign)
+  return (sign, ans), (sign_dot, ans_dot)
+
+
+_slogdet_lu.defjvp(_slogdet_jvp)
+_slogdet_qr.defjvp(_slogdet_jvp)
+
+
+def _cofactor_solve(a, b):
+  """(det(a), adjugate(a) @ b), from `a`'s LU factors, as JAX computes it:
+  well defined for singular `a` too. For rank n-1 the last pivot is 0: it
+  is replaced by 1 / (the product of the others), and the other rows are
+  scaled by det(a) (0) instead of dividing by it; matrices of lower rank,
+  whose adjugate is 0, are detected by a failing triangular solve and give
+  zeros."""
+  a, = promote_dtypes_inexact(a)
+  b, = promote_dtypes_inexact(b)
+  if not (a.ndim >= 2 and a.shape[-1] == a.shape[-2] and b.shape[-2:] == a.shape[-2:]):
+    raise ValueError("The arguments to _cofactor_solve must have shapes a=[..., m, m] and "
+                     f"b=[..., m, m]; got a={a.shape} and b={b.shape}")
+  n = a.shape[-1]
+  if n == 1:
+    return a[..., 0, 0], b
+  lu, pivots, permutation = lax_linalg.lu(a)
+  batch = np.broadcast_shapes(lu.shape[:-2], b.shape[:-2])
+  x = creation.broadcast_to(b, batch + b.shape[-2:])
+  lu = creation.broadcast_to(lu, batch + lu.shape[-2:])
+  diag = manipulation.diagonal(lu, axis1=-2, axis2=-1)
+  iota = lax.expand_dims(creation.arange(n, dtype=pivots.dtype), range(pivots.ndim - 1))
+  parity = reductions.count_nonzero(pivots != iota, axis=-1)
+  sign = creation.asarray(-2 * (parity % 2) + 1, dtype=a.dtype)
+  # partial_det[..., -1] is det(a); partial_det[..., -2] is det(a) / u_nn
+  partial_det = reductions.cumprod(diag, axis=-1) * sign[..., None]
+  lu = lu.at[..., -1, -1].set(1.0 / partial_det[..., -2])
+  permutation = creation.broadcast_to(permutation, (*batch, n))
+  # rank < n - 1: the solve with the modified u still fails; the result is 0
+  d = lax_linalg.triangular_solve(lu, creation.ones(x.shape[:-1], x.dtype), left_side=True,
+                                  lower=False)
+  d = reductions.any(ufuncs.logical_or(ufuncs.isnan(d), ufuncs.isinf(d)), axis=-1)
+  d = manipulation.tile(d[..., None, None], d.ndim * (1,) + x.shape[-2:])
+  x = ufuncs.where(d, creation.zeros_like(x), x)
+  x = x[_batch_iotas(batch) + (permutation, slice(None))]
+  x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+  x = manipulation.concatenate((x[..., :-1, :] * partial_det[..., -1, None, None],
+                                x[..., -1:, :]), axis=-2)
+  x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
+  x = ufuncs.where(d, creation.zeros_like(x), x)
+  return partial_det[..., -1], x
+
+
+@custom_jvp
+def _det(a):
+  sign, logdet = slogdet(a)
+  return sign * ufuncs.exp(logdet).astype(sign.dtype)
+
+
+@_det.defjvp
+def _det_jvp(primals, tangents):
+  """d det = trace(adjugate(a) @ da) (det(a) trace(solve(a, da)) when invertible)."""
+  x, = primals
+  g, = tangents
+  y, z = _cofactor_solve(x, g)
+  return y, manipulation.trace(z, axis1=-1, axis2=-2)
+
+
 def det(a):
-  """Determinant: closed forms for 2x2 and 3x3 matrices, else via `slogdet`."""
+  """Determinant: closed forms for 2x2 and 3x3 matrices, else `slogdet`'s
+  sign * exp(logabsdet) with a custom JVP (JAX's `_det`): trace(adjugate(a)
+  da), so the gradient of a singular matrix's determinant is its (finite)
+  cofactor matrix."""
   a = ensure_arraylike("jnp.linalg.det", a)
   a, = promote_dtypes_inexact(a)
   if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
@@ -235,8 +322,7 @@ def det(a):
             - a[..., 0, 2] * a[..., 1, 1] * a[..., 2, 0]
             - a[..., 0, 0] * a[..., 1, 2] * a[..., 2, 1]
             - a[..., 0, 1] * a[..., 1, 0] * a[..., 2, 2])
-  sign, logdet = slogdet(a)
-  return sign * ufuncs.exp(logdet).astype(sign.dtype)
+  return _det(a)
 
 
 def _lu_solve(lu, permutation, b):
@@ -290,9 +376,14 @@ def _deprecated_alias(value, old_name, new_name, fun_name):
 def pinv(a, rtol=None, hermitian=False, *, rcond=None):
   """Moore-Penrose pseudo-inverse via the SVD. Singular values at most
   `rtol * largest` are dropped; `rtol` defaults to `10 * max(m, n) * eps`
-  (NumPy's default is 1e-15). `rcond` is a deprecated alias of `rtol`."""
+  (NumPy's default is 1e-15). `rcond` is a deprecated alias of `rtol`.
+  Custom JVP (JAX's, after Golub and Pereyra)."""
   if rcond is not None:
     rtol = _deprecated_alias(rcond, "rcond", "rtol", "pinv")
+  return _pinv(a, rtol, hermitian)
+
+
+def _pinv_fn(a, rtol=None, hermitian=False):
   a = ensure_arraylike("jnp.linalg.pinv", a)
   arr, = promote_dtypes_inexact(a)
   m, n = arr.shape[-2:]
@@ -311,6 +402,34 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
                                       lax.expand_dims(s, (s.ndim,))),
                         precision=lax.Precision.HIGHEST)
   return lax.convert_element_type(res, arr.dtype)
+
+
+_pinv = custom_jvp(_pinv_fn, nondiff_argnums=(1, 2))
+
+
+def _symmetrize(x):
+  return (x + _H(x)) / 2
+
+
+@_pinv.defjvp
+def _pinv_jvp(rtol, hermitian, primals, tangents):
+  """dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P, associated
+  to multiply the smaller matrices first."""
+  a, = primals
+  a_dot, = tangents
+  p = pinv(a, rtol=rtol, hermitian=hermitian)
+  if hermitian:   # svd(..., hermitian=True) symmetrizes its input; so does the JVP
+    a, a_dot = _symmetrize(a), _symmetrize(a_dot)
+  m, n = a.shape[-2:]
+  if m >= n:
+    s = (p @ _H(p)) @ _H(a_dot)
+    t = (_H(a_dot) @ _H(p)) @ p
+    p_dot = -(p @ a_dot) @ p + s - (s @ a) @ p + t - (p @ a) @ t
+  else:
+    s = p @ (_H(p) @ _H(a_dot))
+    t = _H(a_dot) @ (_H(p) @ p)
+    p_dot = -p @ (a_dot @ p) + s - s @ (a @ p) + t - p @ (a @ t)
+  return p, p_dot
 
 
 def matrix_power(a, n):

@@ -194,10 +194,6 @@ def _to_inexact(dtype):
   return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
 
 
-def _real_dtype(dtype):
-  return np.dtype(np.zeros((), dtype).real.dtype)
-
-
 def _var_dtypes(a_dtype, dtype):
   """(computation dtype, result dtype) of var/std."""
   if dtype is not None:
@@ -207,7 +203,7 @@ def _var_dtypes(a_dtype, dtype):
     return _upcast_f16(dtype), dtype
   if not dtypes.is_inexact(a_dtype):
     return _to_inexact(a_dtype), _to_inexact(a_dtype)
-  return _upcast_f16(a_dtype), _real_dtype(a_dtype)
+  return _upcast_f16(a_dtype), dtypes.to_real_dtype(a_dtype)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,

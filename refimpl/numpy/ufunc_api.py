@@ -6,9 +6,9 @@ The jnp ufuncs (`jnp.add`, `jnp.maximum`, `jnp.logical_and`, ..., built in
 refimpl/numpy/ufuncs.py) bring their own call and, where JAX has one, a fast
 implementation of a method (`jnp.add.reduce` is `jnp.sum`, `jnp.add.at` is
 `x.at[i].add`). Every other method folds the call over the array: JAX folds
-with `fori_loop`/`scan` and maps a `frompyfunc` function over the elements
-with `vmap`; here the folds are unrolled Python loops and the function is
-applied to each element in turn (same values, a longer jaxpr).
+with `fori_loop`/`scan`; here the folds are unrolled Python loops (same
+values, a longer jaxpr). The call of a `frompyfunc` ufunc maps its function
+over the elements with `jnp.vectorize`, as JAX does.
 
 As in JAX, the methods (and the call of a `frompyfunc` ufunc) are jitted with
 the ufunc a static argument, so a traced program shows `jit[name=reduce]`.
@@ -86,23 +86,8 @@ class ufunc:
 
   @jit(static_argnames=("self",))
   def _call_vectorized(self, *args):
-    """`func` applied to each element of the broadcast `args`, results stacked
-    (JAX maps `func` with `vmap`)."""
-    args = jnp.broadcast_arrays(*args)
-    shape = args[0].shape if args else ()
-    as_tuple = lambda out: tuple(out) if self.nout > 1 else (out,)
-    if shape == ():
-      outs = [jnp.asarray(o) for o in as_tuple(self._func(*args))]
-    elif math.prod(shape) == 0:
-      structs = as_tuple(eval_shape(self._func, *map(_stand_in, args)))
-      outs = [lax.full(shape, 0, s.dtype) for s in structs]
-    else:
-      flat = [jnp.ravel(x) for x in args]
-      per_element = [as_tuple(self._func(*(x[i] for x in flat)))
-                     for i in range(flat[0].shape[0])]
-      outs = [jnp.reshape(jnp.stack([jnp.asarray(o[k]) for o in per_element]), shape)
-              for k in range(self.nout)]
-    return tuple(outs) if self.nout > 1 else outs[0]
+    """`func` applied to each element of the broadcast `args` (`jnp.vectorize`)."""
+    return jnp.vectorize(self._func)(*args)
 
   def _check_binary(self, method):
     if self.nin != 2:

@@ -29,6 +29,8 @@ import numpy as np
 
 from refimpl import core, dtypes, lax
 from refimpl.api import jit
+from refimpl.autodiff import jvp
+from refimpl.custom_derivatives import custom_jvp
 from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy.creation import broadcast_shapes
 from refimpl.numpy.ufunc_api import ufunc
@@ -591,20 +593,55 @@ def _logaddexp(x1, x2, exp_fn, scale):
   return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi * scale))
 
 
+def _replace_inf(x):
+  """x with +inf (in the real part) replaced by 0."""
+  re_x = lax.real(x) if _is_complex(x) else x
+  return lax.select(lax.eq(re_x, _constant_like(re_x, np.inf)), lax.full_like(x, 0), x)
+
+
+def _logaddexp_jvp_rule(fn, exp_fn):
+  """JAX's rule for logaddexp (exp) and logaddexp2 (exp2): each tangent
+  times exp(x_i - out), with +inf replaced by 0 on both sides so that an
+  infinite operand or result gives finite weights (d/dx1 at (-inf, 0) is 0)."""
+  def _logaddexp_jvp(primals, tangents):
+    (x1, x2), (t1, t2) = primals, tangents
+    out = fn(x1, x2)
+    weight = lambda x: exp_fn(lax.sub(_replace_inf(x), _replace_inf(out)))
+    return out, lax.add(lax.mul(t1, weight(x1)), lax.mul(t2, weight(x2)))
+  return _logaddexp_jvp
+
+
+@custom_jvp
+def _lax_logaddexp(x1, x2):
+  """JAX's lax-level logaddexp of two operands of one dtype (custom JVP)."""
+  return _logaddexp(x1, x2, lax.exp, 1)
+
+
+@custom_jvp
+def _lax_logaddexp2(x1, x2):
+  """JAX's lax-level logaddexp2 of two operands of one dtype (custom JVP)."""
+  return _logaddexp(x1, x2, lax.exp2, 1 / np.log(2))
+
+
+_lax_logaddexp.defjvp(_logaddexp_jvp_rule(_lax_logaddexp, lax.exp))
+_lax_logaddexp2.defjvp(_logaddexp_jvp_rule(_lax_logaddexp2, lax.exp2))
+
+
 @binary_ufunc(identity=-np.inf, reduce=_logsumexp)
 @jit
 def logaddexp(x1, x2, /):
-  """log(exp(x1) + exp(x2)), computed without overflow."""
+  """log(exp(x1) + exp(x2)), computed without overflow. (A custom JVP, as
+  JAX's: finite derivatives where an operand is -inf or the result +inf.)"""
   x1, x2 = promote_args_inexact("logaddexp", x1, x2)
-  return _logaddexp(x1, x2, lax.exp, 1)
+  return _lax_logaddexp(x1, x2)
 
 
 @binary_ufunc(identity=-np.inf, reduce=_logsumexp2)
 @jit
 def logaddexp2(x1, x2, /):
-  """log2(2**x1 + 2**x2), computed without overflow."""
+  """log2(2**x1 + 2**x2), computed without overflow (custom JVP, as logaddexp)."""
   x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-  return _logaddexp(x1, x2, lax.exp2, 1 / np.log(2))
+  return _lax_logaddexp2(x1, x2)
 
 
 # --- trigonometry ---------------------------------------------------------------------------
@@ -712,13 +749,32 @@ def hypot(x1, x2, /):
 
 @jit
 def sinc(x, /):
-  """sin(pi x) / (pi x), and 1 at 0."""
+  """sin(pi x) / (pi x), and 1 at 0, where JAX's custom JVP gives the
+  derivatives of every order their Maclaurin values (0, -pi**2/3, ...)."""
   check_arraylike("sinc", x)
   x, = promote_dtypes_inexact(x)
   eq_zero = lax.eq(x, _constant_like(x, 0))
   pi_x = lax.mul(_constant_like(x, np.pi), x)
   safe_pi_x = _where(eq_zero, _constant_like(x, 1), pi_x)
-  return _where(eq_zero, lax.full_like(pi_x, 1), lax.div(lax.sin(safe_pi_x), safe_pi_x))
+  return _where(eq_zero, _sinc_maclaurin(0, pi_x), lax.div(lax.sin(safe_pi_x), safe_pi_x))
+
+
+def _sinc_maclaurin_fn(k, x):
+  """The k-th derivative of sin(x)/x at 0, shaped like x: 0 for odd k,
+  (-1)**(k/2) / (k + 1) for even k (computed from x, as JAX does, so that
+  it stays differentiable)."""
+  if k % 2:
+    return lax.mul(x, _constant_like(x, 0))
+  return lax.add(lax.mul(x, _constant_like(x, 0)), _constant_like(x, (-1) ** (k // 2) / (k + 1)))
+
+
+_sinc_maclaurin = custom_jvp(_sinc_maclaurin_fn, nondiff_argnums=(0,))
+
+
+@_sinc_maclaurin.defjvp
+def _sinc_maclaurin_jvp(k, primals, tangents):
+  (x,), (t,) = primals, tangents
+  return _sinc_maclaurin(k, x), lax.mul(_sinc_maclaurin(k + 1, x), t)
 
 
 def deg2rad(x, /):
@@ -1228,9 +1284,22 @@ def result_type(*args):
 def i0(x):
   """The modified Bessel function of the first kind, order 0:
   exp(|x|) * bessel_i0e(|x|). Real floating inputs only (ValueError for
-  complex). (JAX attaches a custom_jvp rule.)"""
+  complex). A custom JVP (as JAX's) makes the derivative at 0 exactly 0."""
   x, = promote_args_inexact("i0", x)
   if not dtypes.is_float(x.dtype):
     raise ValueError(f"Unsupported input type to jax.numpy.i0: {x.dtype}")
+  return _i0(x)
+
+
+def _i0_fn(x):
   abs_x = lax.abs(x)
   return lax.mul(lax.exp(abs_x), lax.bessel_i0e(abs_x))
+
+
+_i0 = custom_jvp(_i0_fn)
+
+
+@_i0.defjvp
+def _i0_jvp(primals, tangents):
+  primal_out, tangent_out = jvp(_i0_fn, primals, tangents)
+  return primal_out, jnp.where(primals[0] == 0, 0.0, tangent_out)

@@ -64,7 +64,7 @@ def promote_shapes(fun_name, *args):
     return list(args)
   if len({len(s) for s in shapes if s}) < 2:
     return list(args)
-  _check_rank_promotion(fun_name, shapes)
+  check_rank_promotion(fun_name, shapes)
   try:
     result_rank = len(np.broadcast_shapes(*shapes))
   except ValueError:
@@ -73,7 +73,7 @@ def promote_shapes(fun_name, *args):
   return [_broadcast_to_rank(a, s, result_rank) for a, s in zip(args, shapes)]
 
 
-def _check_rank_promotion(fun_name, shapes):
+def check_rank_promotion(fun_name, shapes):
   """Applies `jax_numpy_rank_promotion`: 'allow', 'warn' or 'raise'."""
   mode = config.jax_numpy_rank_promotion
   if mode == "allow":

@@ -4,26 +4,23 @@ and `frompyfunc` (refimpl/numpy/ufunc_api.py) are exported from here.
 
 Functions of values (iscomplex, packbits, the windows, ...) are built on lax,
 in the order JAX builds them. The I/O and printing functions need concrete
-values, as in JAX (they call NumPy). `apply_along_axis`, which JAX builds on
-`vmap`, applies the function to each slice in a Python loop instead: same
-results, a longer jaxpr.
+values, as in JAX (they call NumPy). `apply_along_axis` maps the function
+with `vmap`, as JAX does.
 """
 
 import builtins
-import math
 
 import numpy as np
 
 from refimpl import core, dtypes, lax
-from refimpl.api import ShapeDtypeStruct, eval_shape
 from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy.creation import arange, asarray, concrete, ensure_arraylike
-from refimpl.numpy.manipulation import (concatenate, expand_dims, moveaxis, pad, ravel,
-                                        reshape, stack, swapaxes, transpose)
+from refimpl.numpy.manipulation import concatenate, expand_dims, pad, ravel, reshape, swapaxes
 from refimpl.numpy import ufuncs
 from refimpl.numpy.ufunc_api import frompyfunc, ufunc  # noqa: F401 (exported from here)
 from refimpl.numpy.reductions import sum as _sum
 from refimpl.numpy.util import check_arraylike
+from refimpl.vectorize import vmap
 
 __all__ = [
     'ComplexWarning', 'iscomplex', 'iscomplexobj', 'isreal', 'isrealobj', 'isscalar',
@@ -187,31 +184,21 @@ def block(arrays):
 
 
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
-  """`func1d(v, *args, **kwargs)` for every 1-D slice `v` along `axis`.
+  """`func1d(v, *args, **kwargs)` for every 1-D slice `v` along `axis`, by
+  `vmap` over the other axes (as JAX).
 
   The result has shape `arr.shape[:axis] + out.shape + arr.shape[axis+1:]`,
-  where `out` is what `func1d` returns. JAX maps `func1d` with `vmap`; here
-  it is applied to each slice in turn and the results are stacked (the
-  values are the same). With no slices (a zero-size other axis), the result
-  is zeros of the shape and dtype `func1d` would give.
+  where `out` is what `func1d` returns.
   """
   check_arraylike("apply_along_axis", arr)
   arr = asarray(arr)
   axis = canonicalize_axis(axis, arr.ndim)
-  batch_shape = arr.shape[:axis] + arr.shape[axis + 1:]
-  slices = reshape(moveaxis(arr, axis, -1), (math.prod(batch_shape), arr.shape[axis]))
-  func = lambda v: asarray(func1d(v, *args, **kwargs))
-  if slices.shape[0]:
-    out = stack([func(slices[i]) for i in range(slices.shape[0])])
-  else:
-    struct = eval_shape(func, ShapeDtypeStruct(slices.shape[1:], slices.dtype))
-    out = lax.full((0, *struct.shape), 0, struct.dtype)
-  out_ndim = out.ndim - 1
-  out = reshape(out, batch_shape + out.shape[1:])
-  # Batch axes before `axis` stay in front; the function's axes come next.
-  perm = (*range(axis), *range(len(batch_shape), len(batch_shape) + out_ndim),
-          *range(axis, len(batch_shape)))
-  return transpose(out, perm)
+  func = lambda v: func1d(v, *args, **kwargs)
+  for i in range(1, arr.ndim - axis):   # axes after `axis`: mapped, kept last
+    func = vmap(func, in_axes=i, out_axes=-1)
+  for _ in range(axis):                 # axes before `axis`: mapped, kept first
+    func = vmap(func, in_axes=0, out_axes=0)
+  return func(arr)
 
 
 def apply_over_axes(func, a, axes):

@@ -10,11 +10,14 @@ and float64 results to about 1e-12 on the domain each docstring states;
 float16 and bfloat16 are computed in float32 where the docstring says so.
 
 Where JAX attaches a custom derivative rule (`custom_jvp`), the docstring says
-so: those rules belong with the autodiff machinery, which comes later. JAX's
-`lax.stop_gradient` calls (in logsumexp and the softmax family) are likewise
-left out; they only matter for derivatives.
+so. logit, xlogy, xlog1py, entr and rel_entr (through JAX's `_xlogx`) and
+log_ndtr carry JAX's rule; logsumexp stops the gradient through its shift,
+as JAX's does. The other rules JAX attaches (poch, zeta, wofz, erfcx, dawsn,
+owens_t, expn, expi, sici, fresnel, hyp1f1, hyp2f1) are not written yet:
+those functions are differentiated through their implementation.
 """
 
+import functools
 import math
 import operator
 
@@ -22,6 +25,7 @@ import numpy as np
 
 from refimpl import dtypes, lax
 from refimpl.api import jit
+from refimpl.custom_derivatives import custom_jvp
 from refimpl.numpy import (abs, arctan2, asarray, copysign, cos, cumprod, exp, expm1, floor,
                            fmod, full_like, isinf, isnan, log, log1p, max, ones_like, real,
                            round, sign, signbit, sin, sqrt, stack, sum, tanh, where,
@@ -509,12 +513,14 @@ def ndtri(p):
   return where(p == 0, -np.inf, where(p == 1, np.inf, x))
 
 
+@functools.partial(custom_jvp, nondiff_argnums=(1,))
 def log_ndtr(x, series_order=3):
   """log(ndtr(x)), accurate in both tails: for x above 5 (float32) or 8
   (float64) it is -ndtr(-x); below -10 (float32) or -20 (float64) the
   asymptotic series log(exp(-x**2/2) / (-x sqrt(2 pi))) + log(1 + sum over
   n <= series_order of (-1)**n (2n-1)!! / x**(2n)); log(ndtr(x)) between.
-  float32 and float64 only. (JAX attaches a custom_jvp rule.)"""
+  float32 and float64 only. Custom JVP (JAX's): t exp(log phi(x) - log_ndtr(x)),
+  with phi the normal density."""
   if not isinstance(series_order, int):
     raise TypeError("series_order must be a Python integer.")
   if series_order < 0:
@@ -539,6 +545,16 @@ def log_ndtr(x, series_order=3):
     power = power * x2
     series = series + (-1) ** n * float(np.prod(np.arange(2 * n - 1, 0, -2))) / power
   return where(above, -ndtr_value, where(x > lower, log(ndtr_value), log_scale + log(series)))
+
+
+
+
+@log_ndtr.defjvp
+def _log_ndtr_jvp(series_order, primals, tangents):
+  (x,), (t,) = primals, tangents
+  ans = log_ndtr(x, series_order)
+  log_pdf = -0.5 * lax.square(x) - np.array(0.5 * math.log(2 * math.pi), x.dtype)
+  return ans, t * lax.exp(log_pdf - ans)
 
 
 # 13-point quadrature (Patefield and Tandy 2000, method T5) for Owen's T:
@@ -595,28 +611,62 @@ def expit(x):
   return lax.logistic(x)
 
 
+@custom_jvp
 def logit(x):
-  """log(x / (1 - x)), the inverse of expit. (JAX attaches a custom_jvp rule.)"""
+  """log(x / (1 - x)), the inverse of expit. Custom JVP (JAX's): t / (x (1 - x))."""
   x, = promote_args_inexact("logit", x)
   return lax.log(lax.div(x, lax.sub(np.array(1, x.dtype), x)))
 
 
+logit.defjvps(lambda g, ans, x: lax.div(g, lax.mul(x, lax.sub(np.array(1, x.dtype), x))))
+
+
+@custom_jvp
 def xlogy(x, y):
-  """x * log(y), 0 where x == 0 (unless y is NaN). (JAX attaches a custom_jvp rule.)"""
+  """x * log(y), 0 where x == 0 (unless y is NaN). Custom JVP (JAX's):
+  dx log(y) + dy x / y, so the derivative in x at (0, 0) is -inf."""
   x, y = promote_args_inexact("xlogy", x, y)
   return where((x != 0) | isnan(y), lax.mul(x, lax.log(y)), zeros_like(x))
 
 
+@xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+  (x, y), (x_dot, y_dot) = primals, tangents
+  result = xlogy(x, y)
+  return result, (x_dot * lax.log(y) + y_dot * x / y).astype(result.dtype)
+
+
+@custom_jvp
 def xlog1py(x, y):
-  """x * log1p(y), 0 where x == 0 (unless y is NaN). (JAX attaches a custom_jvp rule.)"""
+  """x * log1p(y), 0 where x == 0 (unless y is NaN). Custom JVP (JAX's):
+  dx log1p(y) + dy x / (1 + y)."""
   x, y = promote_args_inexact("xlog1py", x, y)
   return where((x != 0) | isnan(y), lax.mul(x, lax.log1p(y)), zeros_like(x))
+
+
+@xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+  (x, y), (x_dot, y_dot) = primals, tangents
+  result = xlog1py(x, y)
+  return result, (x_dot * lax.log1p(y) + y_dot * x / (1 + y)).astype(result.dtype)
+
+
+@custom_jvp
+def _xlogx(x):
+  """x log x (0 at 0) with JAX's derivative log(x) + 1 (-inf at 0)."""
+  return xlogy(x, x)
+
+
+@_xlogx.defjvp
+def _xlogx_jvp(primals, tangents):
+  (x,), (x_dot,) = primals, tangents
+  return _xlogx(x), x_dot * (lax.log(x) + 1)
 
 
 def entr(x):
   """The elementwise entropy -x log x: 0 at 0, -inf for x < 0."""
   x, = _promote_real("entr", x)
-  return lax.select(x < 0, full_like(x, -np.inf), lax.neg(xlogy(x, x)))
+  return lax.select(x < 0, full_like(x, -np.inf), lax.neg(_xlogx(x)))
 
 
 def rel_entr(p, q):
@@ -624,7 +674,7 @@ def rel_entr(p, q):
   p, q = _promote_real("rel_entr", p, q)
   both_positive = (p > 0) & (q > 0)
   safe_p, safe_q = where(both_positive, p, 1), where(both_positive, q, 1)
-  value = xlogy(safe_p, safe_p) - xlogy(safe_p, safe_q)
+  value = _xlogx(safe_p) - xlogy(safe_p, safe_q)
   return where(both_positive, value, where((p == 0) & (q >= 0), 0.0, np.inf))
 
 
@@ -668,9 +718,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
   `b` scales the terms (terms with b == 0 are dropped); `where` masks
   elements out. With `return_sign`, returns (log |sum|, sign(sum));
   otherwise a negative sum gives NaN. Complex `a` gives the complex log.
-  (JAX attaches a custom_jvp rule and stops the gradient through the shift.)
+  As in JAX, the gradient is stopped through the shift, and masked-out
+  elements are replaced by 0 first (so they give zero, not NaN, gradients).
   """
   mask = where
+  if mask is not None:
+    a = _where(mask, a, 0)
   if b is not None:
     a, b = promote_args_inexact("logsumexp", a, b)
     a = _where(b != 0, a, -np.inf)
@@ -678,7 +731,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     a, = promote_args_inexact("logsumexp", a)
   dims = _reduction_axes(a.ndim, axis)
   amax = max(real(a), axis=dims, keepdims=keepdims, where=mask, initial=-np.inf)
-  amax = lax.select(lax.is_finite(amax), amax, full_like(amax, 0))
+  amax = lax.stop_gradient(lax.select(lax.is_finite(amax), amax, full_like(amax, 0)))
   amax_with_dims = amax if keepdims else lax.expand_dims(amax, dims)
   exp_a = lax.exp(lax.sub(a, amax_with_dims.astype(a.dtype)))
   if b is not None:

@@ -106,9 +106,16 @@ def test_clamp_scalar_bound_cotangent_is_summed():
   assert (float(lo_ct), float(hi_ct)) == (5.0, 3.0)
 
 
-def test_nextafter_derivative_is_one_in_x():
-  # JAX has no rule; almost everywhere nextafter(x, y) is x plus one ulp.
-  assert _grads(lax.nextafter, 1., 2.) == (1.0, 0.0)
+def test_nextafter_is_not_differentiable_as_in_jax():
+  # JAX registers no JVP rule for nextafter (so jnp.spacing has none either)
+  message = "Differentiation rule for 'nextafter' not implemented"
+  for argnums in (0, 1):
+    with pytest.raises(NotImplementedError, match=message):
+      jax.grad(lax.nextafter, argnums=argnums)(F32(1.), F32(2.))
+  with pytest.raises(NotImplementedError, match=message):
+    jax.jvp(jnp.spacing, (F32(1.),), (F32(1.),))
+  # constant operands: nothing to differentiate, the value is just computed
+  assert jax.grad(lambda y: y * lax.nextafter(F32(0.), F32(1.)))(F32(1.)) == F32(1e-45)
 
 
 # --- zero and float0 tangents -------------------------------------------------------------------

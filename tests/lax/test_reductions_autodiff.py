@@ -99,6 +99,18 @@ def test_generic_reduce_gradients():
   np.testing.assert_array_equal(index, [1, 0])
 
 
+def test_generic_reduce_gradient_of_a_non_elementwise_computation():
+  """The computation is mapped with vmap, so any batchable (associative)
+  program works: here max and sum written by stacking and reducing."""
+  x = np.array([[1., 5., 2.], [7., 3., 4.]], F32)
+  max_fn = lambda x: jnp.sum(lax.reduce(
+      x, F32(-np.inf), lambda a, b: jnp.max(jnp.stack([a, b])), (1,)))
+  np.testing.assert_array_equal(jax.grad(max_fn)(x), [[0, 1, 0], [1, 0, 0]])
+  sum_fn = lambda x: lax.reduce(x, F32(0), lambda a, b: jnp.sum(jnp.stack([a, b])), (0,))
+  np.testing.assert_array_equal(jax.jacfwd(sum_fn)(x), jax.jacfwd(lambda x: x.sum(0))(x))
+  np.testing.assert_array_equal(jax.jacrev(sum_fn)(x), jax.jacfwd(lambda x: x.sum(0))(x))
+
+
 def test_generic_reduce_refuses_a_differentiated_initial_value():
   x = np.ones(3, F32)
   fn = lambda x, init: lax.reduce(x, init, lambda a, b: lax.add(a, b), (0,))

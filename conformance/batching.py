@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import refimpl
 from conformance.cases import compare_outputs
 
-__all__ = ["check_vmap"]
+__all__ = ["check_vmap", "loop_over_batch"]
 
 
 def _shuffled(x, rng):
@@ -96,3 +96,15 @@ def check_vmap(case, data):
                           axis_size=None if positions else sizes[depth])
   actual = mapped(*_stack_args(members, positions, in_axes, 0))
   compare_outputs(refimpl.tree_util.tree_leaves(actual), expected, case)
+
+
+def loop_over_batch(fn, in_axes, *args):
+  """`fn` on each member of a batch — the slices of `args` along `in_axes`
+  (None: the argument is shared) — with the outputs stacked along axis 0: an
+  array, or a list of arrays for a function returning a tuple/list."""
+  size = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
+  outs = [fn(*[a if ax is None else np.take(a, i, ax) for a, ax in zip(args, in_axes)])
+          for i in range(size)]
+  if isinstance(outs[0], (list, tuple)):
+    return [np.stack([np.asarray(x) for x in o]) for o in zip(*outs)]
+  return np.stack([np.asarray(o) for o in outs])

@@ -12,6 +12,7 @@ import pytest
 import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import lax
+from conformance.batching import loop_over_batch
 
 F32 = np.float32
 RNG = np.random.default_rng(0)
@@ -52,11 +53,6 @@ def _batched(shape, axis):
   return np.moveaxis(_ints((SIZE,) + shape), 0, axis)
 
 
-def _loop(fn, args, in_axes):
-  return np.stack([fn(*(a if ax is None else np.take(a, i, axis=ax)
-                        for a, ax in zip(args, in_axes))) for i in range(SIZE)])
-
-
 GROUPS = [(1, 1), (2, 1), (1, 2)]
 IN_AXES = [(0, None), (3, None), (None, 0), (None, 2), (0, 0), (4, 1)]
 
@@ -69,7 +65,7 @@ def test_batched_conv_equals_the_loop_and_is_one_convolution(layout, groups, in_
   args = (_batched(lhs_shape, in_axes[0]), _batched(rhs_shape, in_axes[1]))
   conv = _conv(*groups, layout)
   batched = jax.vmap(conv, in_axes=in_axes)
-  np.testing.assert_array_equal(batched(*args), _loop(conv, args, in_axes))
+  np.testing.assert_array_equal(batched(*args), loop_over_batch(conv, in_axes, *args))
 
   eqns = jax.make_jaxpr(batched)(*args).jaxpr.eqns
   names = [e.primitive.name for e in eqns]
@@ -101,7 +97,7 @@ def test_the_result_batch_axis_is_next_to_the_dimension_it_was_merged_into(
   batched = jax.vmap(_conv(1, 1, layout), in_axes=in_axes, out_axes=out_axis)
   names = [e.primitive.name for e in jax.make_jaxpr(batched)(*args).jaxpr.eqns]
   assert "transpose" not in names
-  expected = np.moveaxis(_loop(_conv(1, 1, layout), args, in_axes), 0, out_axis)
+  expected = np.moveaxis(loop_over_batch(_conv(1, 1, layout), in_axes, *args), 0, out_axis)
   np.testing.assert_array_equal(batched(*args), expected)
 
 

@@ -11,20 +11,13 @@ from hypothesis import given, strategies as st
 import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import lax
+from conformance.batching import loop_over_batch
 
 F32 = np.float32
 
 
 def _primitives(jaxpr):
   return [eqn.primitive.name for eqn in jaxpr.jaxpr.eqns]
-
-
-def _loop(fn, in_axes, *args):
-  """`fn` applied to each member (the arguments' slices along `in_axes`), stacked."""
-  size = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
-  return np.stack([np.asarray(fn(*[a if ax is None else np.take(a, i, ax)
-                                   for a, ax in zip(args, in_axes)]))
-                   for i in range(size)])
 
 
 @st.composite
@@ -59,7 +52,7 @@ def test_clamp_batched_in_any_layout_matches_loop(data):
   (lo, lo_ax), (x, x_ax), (hi, hi_ax) = [data.draw(_operand(k, shape, size)) for k in kinds]
   axes = (lo_ax, x_ax, hi_ax)
   out = jax.vmap(lax.clamp, axes)(lo, x, hi)
-  expected = _loop(lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), axes, lo, x, hi)
+  expected = loop_over_batch(lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), axes, lo, x, hi)
   np.testing.assert_array_equal(out, expected)
 
 
@@ -111,8 +104,8 @@ def test_select_n_batched_in_any_layout_matches_loop(data):
   axes = (which_ax, *(ax for _, ax in cases))
   args = (which, *(c for c, _ in cases))
   out = jax.vmap(lax.select_n, axes)(*args)
-  expected = _loop(lambda w, *cs: np.choose(np.broadcast_to(w, cs[0].shape).astype(int), cs),
-                   axes, *args)
+  expected = loop_over_batch(
+      lambda w, *cs: np.choose(np.broadcast_to(w, cs[0].shape).astype(int), cs), axes, *args)
   np.testing.assert_array_equal(out, expected)
 
 

@@ -12,6 +12,7 @@ import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import lax
 from refimpl.lax import linalg as lax_linalg
+from conformance.batching import loop_over_batch
 
 F32 = np.float32
 RNG = np.random.default_rng(0)
@@ -29,17 +30,9 @@ def _primitives(fn, *args):
   return [eqn.primitive.name for eqn in _eqns(fn, *args)]
 
 
-def _loop(fn, *args, in_axes):
-  """`fn` applied member by member, outputs stacked on axis 0."""
-  size = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
-  outs = [fn(*(a if ax is None else np.take(a, i, axis=ax) for a, ax in zip(args, in_axes)))
-          for i in range(size)]
-  return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *outs)
-
-
 def _check_vmap(fn, *args, in_axes, rtol=1e-6, atol=1e-6):
   actual = jax.vmap(fn, in_axes=in_axes)(*args)
-  expected = _loop(fn, *args, in_axes=in_axes)
+  expected = loop_over_batch(fn, in_axes, *args)
   for a, e in zip(jax.tree_util.tree_leaves(actual), jax.tree_util.tree_leaves(expected)):
     assert a.shape == e.shape and a.dtype == e.dtype
     np.testing.assert_allclose(a, e, rtol=rtol, atol=atol)

@@ -13,6 +13,7 @@ import pytest
 import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import lax
+from conformance.batching import loop_over_batch
 
 F32 = np.float32
 
@@ -23,16 +24,6 @@ def _eqns(closed):
 
 def _primitives(closed):
   return [eqn.primitive.name for eqn in _eqns(closed)]
-
-
-def _loop(fn, in_axes, *args):
-  """`fn` on each member (the slices of `args` along `in_axes`), stacked along 0."""
-  size = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
-  outs = [fn(*[a if ax is None else np.take(a, i, ax) for a, ax in zip(args, in_axes)])
-          for i in range(size)]
-  if isinstance(outs[0], (list, tuple)):
-    return [np.stack(o) for o in zip(*outs)]
-  return np.stack(outs)
 
 
 _MEMBER_AXES = [(), (0,), (1,), (0, 1)]
@@ -54,7 +45,7 @@ def test_reductions_renumber_axes_around_the_batch_axis(reducer, batch, axes, bd
   x = np.moveaxis(batch, 0, bdim)
   out_dim = bdim - sum(a < bdim for a in (a + (a >= bdim) for a in axes))
   f = jax.vmap(lambda m: reducer(m, axes), in_axes=bdim, out_axes=out_dim)
-  expected = np.moveaxis(_loop(lambda m: reducer(m, axes), (bdim,), x), 0, out_dim)
+  expected = np.moveaxis(loop_over_batch(lambda m: reducer(m, axes), (bdim,), x), 0, out_dim)
   np.testing.assert_array_equal(f(x), expected)
   eqn, = _eqns(jax.make_jaxpr(f)(x))   # the batch axis stays where the rule says
   assert eqn.params["axes"] == tuple(a + (a >= bdim) for a in axes)
@@ -71,7 +62,7 @@ def test_argmax_argmin_keep_their_index_dtype(argfn, axis, bdim, batch_axes, out
   f = jax.vmap(fn, in_axes=bdim, out_axes=out_dim)
   out = f(x)
   assert out.dtype == np.int16
-  np.testing.assert_array_equal(out, np.moveaxis(_loop(fn, (bdim,), x), 0, out_dim))
+  np.testing.assert_array_equal(out, np.moveaxis(loop_over_batch(fn, (bdim,), x), 0, out_dim))
   eqn, = _eqns(jax.make_jaxpr(f)(x))
   assert eqn.params == {"axes": batch_axes, "index_dtype": np.dtype(np.int16)}
 
@@ -86,7 +77,8 @@ def test_cumulative_reductions_shift_the_axis_and_keep_the_batch_axis(cumulative
   x = np.stack([member, member * 2, member[::-1]], bdim)
   fn = lambda m: cumulative(m, axis, reverse)
   f = jax.vmap(fn, in_axes=bdim, out_axes=bdim)
-  np.testing.assert_allclose(f(x), np.moveaxis(_loop(fn, (bdim,), x), 0, bdim), rtol=1e-6)
+  np.testing.assert_allclose(f(x), np.moveaxis(loop_over_batch(fn, (bdim,), x), 0, bdim),
+                             rtol=1e-6)
   eqn, = _eqns(jax.make_jaxpr(f)(x))
   assert eqn.params == {"axis": axis + (axis >= bdim), "reverse": reverse}
 
@@ -105,8 +97,8 @@ def test_reduce_moves_batch_axes_first_and_broadcasts_unbatched_operands(in_axes
   x, y = (member if ax is None else np.stack([member * (i + 1) for i in range(3)], ax)
           for ax, member in zip(in_axes, (member, -member)))
   f = jax.vmap(lambda x, y: _sum_and_max(x, y, (1,)), in_axes=in_axes)
-  for out, expected in zip(f(x, y), _loop(lambda x, y: _sum_and_max(x, y, (1,)), in_axes,
-                                          x, y)):
+  for out, expected in zip(f(x, y), loop_over_batch(lambda x, y: _sum_and_max(x, y, (1,)),
+                                                    in_axes, x, y)):
     np.testing.assert_array_equal(out, expected)
   closed = jax.make_jaxpr(f)(x, y)
   expected_ops = ["broadcast_in_dim" if ax is None else "transpose" for ax in in_axes
@@ -139,7 +131,7 @@ def test_per_example_gradients_of_reductions():
     return lax.reduce_max(m, (0,)) + lax.reduce_sum(lax.cumprod(m, 0), (0,))
 
   per_example = jax.vmap(jax.grad(loss), in_axes=1, out_axes=1)(x)
-  np.testing.assert_allclose(per_example, _loop(jax.grad(loss), (1,), x).T, rtol=1e-6)
+  np.testing.assert_allclose(per_example, loop_over_batch(jax.grad(loss), (1,), x).T, rtol=1e-6)
   # the gradient of the batched sum is the same
   np.testing.assert_allclose(jax.grad(lambda x: jnp.sum(jax.vmap(loss, 1)(x)))(x),
                              per_example, rtol=1e-6)
@@ -152,7 +144,7 @@ def test_per_example_gradients_of_the_generic_reduce():
     return lax.reduce(m, F32(1), lambda a, b: lax.mul(a, b) * 1, (0,))
 
   per_example = jax.vmap(jax.grad(product))(x)
-  np.testing.assert_allclose(per_example, _loop(jax.grad(product), (0,), x), rtol=1e-6)
+  np.testing.assert_allclose(per_example, loop_over_batch(jax.grad(product), (0,), x), rtol=1e-6)
   np.testing.assert_allclose(per_example, [[6., 2., 3.], [2., -4., -0.5]], rtol=1e-6)
 
 

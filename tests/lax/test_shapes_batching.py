@@ -13,23 +13,13 @@ import refimpl.numpy as jnp
 from refimpl import lax
 from refimpl.ad_checkpoint import checkpoint_name
 from conformance import strategies as S
+from conformance.batching import loop_over_batch
 
 F32 = np.float32
 
 
 def _primitives(jaxpr):
   return [eqn.primitive.name for eqn in jaxpr.jaxpr.eqns]
-
-
-def _loop(fn, in_axes, *args):
-  """`fn` applied to each member (the arguments' slices along `in_axes`); a
-  list of the stacked outputs."""
-  size = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
-  outs = [fn(*[a if ax is None else np.take(a, i, ax) for a, ax in zip(args, in_axes)])
-          for i in range(size)]
-  if isinstance(outs[0], (list, tuple)):
-    return [np.stack(o) for o in zip(*outs)]
-  return np.stack(outs)
 
 
 def _batch(x, axis, size=3):
@@ -74,7 +64,7 @@ def test_pad_with_a_batched_padding_value_matches_loop(operand_axis):
   x = member if operand_axis is None else _batch(member, operand_axis)
   values = np.array([-1, -2, -3], F32)
   f = jax.vmap(_pad, in_axes=(operand_axis, 0))
-  np.testing.assert_array_equal(f(x, values), _loop(_pad, (operand_axis, 0), x, values))
+  np.testing.assert_array_equal(f(x, values), loop_over_batch(_pad, (operand_axis, 0), x, values))
   assert "select_n" in _primitives(jax.make_jaxpr(f)(x, values))
 
 
@@ -108,7 +98,7 @@ def test_concatenate_with_mixed_operands_matches_loop(data):
     args.append(np.arange(np.prod(full), dtype=F32).reshape(full) + 100 * i)
     axes.append(axis)
   f = lambda *xs: lax.concatenate(xs, dimension)
-  np.testing.assert_array_equal(jax.vmap(f, tuple(axes))(*args), _loop(
+  np.testing.assert_array_equal(jax.vmap(f, tuple(axes))(*args), loop_over_batch(
       lambda *xs: np.concatenate(xs, dimension), axes, *args))
 
 
@@ -131,8 +121,8 @@ def test_split_keeps_the_batch_axis_of_every_piece(batch_axis, split_axis):
   f = jax.vmap(lambda m: lax.split(m, sizes, split_axis), in_axes=batch_axis,
                out_axes=batch_axis)
   outs = f(x)
-  expected = _loop(lambda m: np.split(m, np.cumsum(sizes)[:-1], split_axis),
-                   [batch_axis], x)
+  expected = loop_over_batch(lambda m: np.split(m, np.cumsum(sizes)[:-1], split_axis),
+                             [batch_axis], x)
   assert len(outs) == len(sizes)
   for out, e in zip(outs, expected):
     np.testing.assert_array_equal(out, np.moveaxis(e, 0, batch_axis))

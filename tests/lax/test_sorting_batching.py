@@ -11,6 +11,7 @@ import pytest
 import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import lax
+from conformance.batching import loop_over_batch
 
 F32 = np.float32
 
@@ -21,16 +22,6 @@ def _eqns(closed):
 
 def _primitives(closed):
   return [eqn.primitive.name for eqn in _eqns(closed)]
-
-
-def _loop(fn, in_axes, *args):
-  """`fn` on each member (the slices of `args` along `in_axes`), stacked along 0."""
-  size = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
-  outs = [fn(*[a if ax is None else np.take(a, i, ax) for a, ax in zip(args, in_axes)])
-          for i in range(size)]
-  if isinstance(outs[0], (list, tuple)):
-    return [np.stack(o) for o in zip(*outs)]
-  return np.stack(outs)
 
 
 def _batch(member, axis):
@@ -50,7 +41,7 @@ def test_sort_renumbers_the_dimension_around_the_batch_axis(dimension, bdim):
   x = _batch(_KEYS, bdim)
   fn = lambda m: lax.sort(m, dimension)
   f = jax.vmap(fn, in_axes=bdim, out_axes=bdim)
-  np.testing.assert_array_equal(f(x), np.moveaxis(_loop(fn, (bdim,), x), 0, bdim))
+  np.testing.assert_array_equal(f(x), np.moveaxis(loop_over_batch(fn, (bdim,), x), 0, bdim))
   eqn, = _eqns(jax.make_jaxpr(f)(x))
   assert eqn.params["dimension"] == dimension + (bdim <= dimension)
 
@@ -62,7 +53,7 @@ def test_sort_of_operands_batched_differently_matches_loop(in_axes, num_keys):
                   for m, ax in zip((_KEYS, _VALUES), in_axes))
   fn = lambda k, v: lax.sort((k, v), dimension=1, num_keys=num_keys)
   out = jax.vmap(fn, in_axes=in_axes)(keys, values)
-  for actual, expected in zip(out, _loop(fn, in_axes, keys, values)):
+  for actual, expected in zip(out, loop_over_batch(fn, in_axes, keys, values)):
     np.testing.assert_array_equal(actual, expected)
 
 
@@ -85,7 +76,7 @@ def test_top_k_renumbers_the_axis_around_the_batch_axis(axis, bdim):
   x = _batch(np.nan_to_num(_KEYS, nan=7.), bdim)
   fn = lambda m: lax.top_k(m, 2, axis=axis)
   f = jax.vmap(fn, in_axes=bdim, out_axes=bdim)
-  for actual, expected in zip(f(x), _loop(fn, (bdim,), x)):
+  for actual, expected in zip(f(x), loop_over_batch(fn, (bdim,), x)):
     np.testing.assert_array_equal(actual, np.moveaxis(expected, 0, bdim))
   eqn, = _eqns(jax.make_jaxpr(f)(x))   # no transposes, even with the batch axis last
   assert eqn.params == {"k": 2, "axis": axis + (bdim <= axis)}
@@ -99,7 +90,7 @@ def test_approx_top_k_maps_the_reduction_dimension(approx, reduction_dimension, 
   x = _batch(np.nan_to_num(_KEYS, nan=7.), bdim)
   fn = lambda m: approx(m, 2, reduction_dimension)
   f = jax.vmap(fn, in_axes=bdim, out_axes=bdim)
-  for actual, expected in zip(f(x), _loop(fn, (bdim,), x)):
+  for actual, expected in zip(f(x), loop_over_batch(fn, (bdim,), x)):
     np.testing.assert_array_equal(actual, np.moveaxis(expected, 0, bdim))
   eqn, = _eqns(jax.make_jaxpr(f)(x))
   assert eqn.params["reduction_dimension"] == expected_dimension
@@ -113,7 +104,7 @@ def test_approx_top_k_of_long_rank_1_members_keeps_their_output_size(aggregate_t
   x = np.random.default_rng(1).permutation(3000).reshape(3, 1000).astype(F32)
   fn = lambda m: lax.approx_max_k(m, 2, aggregate_to_topk=aggregate_to_topk)
   values, indices = jax.vmap(fn)(x)
-  expected_values, expected_indices = _loop(fn, (0,), x)
+  expected_values, expected_indices = loop_over_batch(fn, (0,), x)
   assert values.shape == (3, 1000 if not aggregate_to_topk else 2)
   np.testing.assert_array_equal(values, expected_values)
   np.testing.assert_array_equal(indices, expected_indices)
@@ -137,7 +128,7 @@ def test_per_example_gradients_of_sort_and_top_k():
     return jnp.sum(lax.sort(m, 1) * weights) + jnp.sum(lax.top_k(m, 2, axis=0)[0])
 
   per_example = jax.vmap(jax.grad(loss))(x)
-  np.testing.assert_array_equal(per_example, _loop(jax.grad(loss), (0,), x))
+  np.testing.assert_array_equal(per_example, loop_over_batch(jax.grad(loss), (0,), x))
   np.testing.assert_array_equal(jax.grad(lambda x: jnp.sum(jax.vmap(loss)(x)))(x),
                                 per_example)
 

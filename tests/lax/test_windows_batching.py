@@ -10,19 +10,13 @@ import refimpl as jax
 from refimpl import lax
 from refimpl.lax import elementwise, windows
 from conformance import strategies as S
+from conformance.batching import loop_over_batch
 
 WINDOW = dict(window_dimensions=(2, 2), window_strides=(1, 2), padding=((1, 0), (0, 1)))
 
 
 def _eqns(jaxpr):
   return [e.primitive.name for e in jaxpr.jaxpr.eqns]
-
-
-def _loop(f, *args, in_axes):
-  """f applied member by member (batch axes `in_axes`), stacked on axis 0."""
-  size = next(np.shape(a)[d] for a, d in zip(args, in_axes) if d is not None)
-  return np.stack([np.asarray(f(*[a if d is None else np.take(a, i, d)
-                                  for a, d in zip(args, in_axes)])) for i in range(size)])
 
 
 @pytest.mark.parametrize("prim", [windows.reduce_window_sum, windows.reduce_window_max,
@@ -36,7 +30,7 @@ def test_monoid_keeps_batch_axis_in_place(prim, x, axis):
   params = jaxpr.jaxpr.eqns[0].params
   assert params["window_dimensions"][axis % 3] == 1 and params["padding"][axis % 3] == (0, 0)
   np.testing.assert_allclose(jax.vmap(f, in_axes=axis, out_axes=0)(x),
-                             _loop(f, x, in_axes=(axis,)))
+                             loop_over_batch(f, (axis,), x))
 
 
 def test_generic_reduce_window_batches_operands_first_and_keeps_init():
@@ -45,7 +39,7 @@ def test_generic_reduce_window_batches_operands_first_and_keeps_init():
   jaxpr = jax.make_jaxpr(jax.vmap(f, in_axes=2))(x)
   assert _eqns(jaxpr) == ["transpose", "reduce_window"]
   assert jaxpr.jaxpr.eqns[1].params["window_dimensions"] == (1, 2, 1)
-  np.testing.assert_allclose(jax.vmap(f, in_axes=2)(x), _loop(f, x, in_axes=(2,)))
+  np.testing.assert_allclose(jax.vmap(f, in_axes=2)(x), loop_over_batch(f, (2,), x))
 
 
 def test_generic_reduce_window_two_operands_one_unbatched():
@@ -57,7 +51,7 @@ def test_generic_reduce_window_two_operands_one_unbatched():
                              lambda acc, x: (acc[0] * x[1] + x[0], acc[1] * x[1]),
                              (2,), (1,), "SAME")
   out = jax.vmap(f, in_axes=(0, None))(a, b)
-  expected = [_loop(lambda a: f(a, b)[i], a, in_axes=(0,)) for i in range(2)]
+  expected = [loop_over_batch(lambda a: f(a, b)[i], (0,), a) for i in range(2)]
   for o, e in zip(out, expected):
     np.testing.assert_allclose(o, e)
 
@@ -83,7 +77,7 @@ def test_select_and_scatter_add_batching_paths(in_axes):
   jaxpr = jax.make_jaxpr(jax.vmap(f, in_axes=in_axes))(source, operand)
   assert _eqns(jaxpr)[-1] == "select_and_scatter_add"
   np.testing.assert_allclose(jax.vmap(f, in_axes=in_axes)(source, operand),
-                             _loop(f, source, operand, in_axes=in_axes))
+                             loop_over_batch(f, in_axes, source, operand))
 
 
 @pytest.mark.parametrize("in_axes", [(0, 0), (1, None), (None, 0)])
@@ -99,7 +93,7 @@ def test_select_and_gather_add_batching_paths(in_axes):
     return windows.select_and_gather_add(t, o, elementwise.le_p, (2, 3), (1, 2),
                                          ((1, 0), (0, 1)), (2, 1), (1, 2))
   np.testing.assert_allclose(jax.vmap(f, in_axes=in_axes)(tangents, operand),
-                             _loop(f, tangents, operand, in_axes=in_axes))
+                             loop_over_batch(f, in_axes, tangents, operand))
 
 
 def test_select_and_scatter_generic_batched():
@@ -110,8 +104,8 @@ def test_select_and_scatter_generic_batched():
   def f(o, s):
     return windows.select_and_scatter(o, lax.ge, (2, 2), (2, 2), ((0, 0), (0, 0)), s,
                                       np.float32(0), lax.add)
-  np.testing.assert_allclose(jax.vmap(f)(operand, source), _loop(f, operand, source,
-                                                                 in_axes=(0, 0)))
+  np.testing.assert_allclose(jax.vmap(f)(operand, source), loop_over_batch(
+      f, (0, 0), operand, source))
 
 
 def test_per_example_gradient_of_max_pooling():
@@ -119,7 +113,7 @@ def test_per_example_gradient_of_max_pooling():
   x = np.random.default_rng(3).permutation(2 * 16).reshape(2, 4, 4).astype(np.float32)
   loss = lambda v: windows.reduce_window_max(v, (2, 2), (2, 2), ((0, 0), (0, 0))).sum()
   per_example = jax.vmap(jax.grad(loss))(x)
-  np.testing.assert_allclose(per_example, _loop(jax.grad(loss), x, in_axes=(0,)))
+  np.testing.assert_allclose(per_example, loop_over_batch(jax.grad(loss), (0,), x))
   np.testing.assert_allclose(jax.grad(lambda x: jax.vmap(loss)(x).sum())(x), per_example)
 
 

@@ -789,17 +789,121 @@ def hessian_jacfwd_jacrev():
                  " [-0.         -0.         -0.07996249]]\n")
 
 
+@check(f"{SHARP_BITS} / Structured control flow")
+def lax_while_loop():
+  """while_loop counting from 0 while x < 10 gives 10 (int32)."""
+  ex = run_example("""
+      init_val = 0
+      cond_fun = lambda x: x<10
+      body_fun = lambda x: x+1
+      lax.while_loop(cond_fun, body_fun, init_val)
+      """)
+  assert_array(ex.value, 10, np.int32)
+
+
+@check(f"{SHARP_BITS} / Structured control flow")
+def lax_cond():
+  """lax.cond with True / False on [0.] gives [1.] / [-1.] (float32)."""
+  ex = run_example("""
+      operand = jnp.array([0.])
+      true_result = lax.cond(True, lambda x: x+1, lambda x: x-1, operand)
+      lax.cond(False, lambda x: x+1, lambda x: x-1, operand)
+      """)
+  assert_array(ex.ns["true_result"], [1.], np.float32)
+  assert_array(ex.value, [-1.], np.float32)
+
+
+@check(f"{SHARP_BITS} / Pure functions")
+def cond_iterator_operand():
+  """cond on an array operand gives [1.]; an iterator is not a valid operand
+  (TypeError: it is not a JAX type), as the document's commented line says."""
+  ex = run_example("""
+      array_operand = jnp.array([0.])
+      lax.cond(True, lambda x: x+1, lambda x: x-1, array_operand)
+      """)
+  assert_array(ex.value, [1.], np.float32)
+  err = raises(TypeError, """
+      iter_operand = iter(range(10))
+      lax.cond(True, lambda x: next(x)+1, lambda x: next(x)-1, iter_operand)
+      """)
+  assert "is not a valid JAX type" in str(err), str(err)
+
+
+@check(f"{SHARP_BITS} / Pure functions; {OVERVIEW}")
+def fori_loop_array_and_iterator():
+  """fori_loop summing array[i] prints 45; with an iterator the body is traced
+  once (next() gives 0 at trace time), so it prints 0, as the document says."""
+  ex = run_example("""
+      array = jnp.arange(10)
+      print(lax.fori_loop(0, 10, lambda i,x: x+array[i], 0)) # expected result 45
+      iterator = iter(range(10))
+      print(lax.fori_loop(0, 10, lambda i,x: x+next(iterator), 0)) # unexpected result 0
+      """)
+  assert_printed(ex.out, "45\n0\n")
+
+
+FUNC11_JAXPR = """\
+{ lambda ; a:i32[16] b:f32[]. let
+    c:f32[16] = broadcast_in_dim[broadcast_dimensions=() shape=(16,)] 1.0:f32[]
+    d:f32[] e:f32[16] = scan[
+      _split_transpose=False
+      jaxpr={ lambda ; f:f32[] g:f32[] h:i32[] i:f32[]. let
+          j:f32[] = convert_element_type[new_dtype=float32 weak_type=False] h
+          k:f32[] = mul j i
+          l:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g
+          m:f32[] = add l k
+          n:f32[] = convert_element_type[new_dtype=float32 weak_type=False] f
+          o:f32[] = add m n
+        in (o, g) }
+      length=16
+      linear=(False, False, False, False)
+      num_carry=1
+      num_consts=1
+      reverse=False
+      unroll=1
+    ] b 0.0:f32[] a c
+  in (d, e) }"""
+"""JAX's printout of `make_jaxpr(func11)(jnp.arange(16), 5.)` (refimpl prints
+literals with their type and omits the sharding param of broadcast_in_dim,
+as current JAX prints them)."""
+
+
+@check(f"{SHARP_BITS} / Pure functions")
+def scan_func11_jaxpr():
+  """make_jaxpr(func11) is one scan: `extra` (b) a const, the 0. init a
+  literal carry, (arr, ones) the xs; its body is JAX's. The iterator version
+  raises TypeError (an iterator is not a JAX type), as the comment says."""
+  func11 = """
+      def func11(arr, extra):
+          ones = jnp.ones(arr.shape)
+          def body(carry, aelems):
+              ae1, ae2 = aelems
+              return (carry + ae1 * ae2 + extra, carry)
+          return lax.scan(body, 0., (arr, ones))
+      """
+  ex = run_example(func11, "make_jaxpr(func11)(jnp.arange(16), 5.)\n")
+  assert str(ex.value) == FUNC11_JAXPR, str(ex.value)
+  raises(TypeError, func11, "make_jaxpr(func11)(iter(range(16)), 5.)\n")
+
+
+@check(f"{SHARP_BITS} / Structured control flow")
+def lax_fori_loop():
+  """fori_loop(0, 10, lambda i,x: x+i, 0) gives 45 (int32)."""
+  ex = run_example("""
+      init_val = 0
+      start = 0
+      stop = 10
+      body_fun = lambda i,x: x+i
+      lax.fori_loop(start, stop, body_fun, init_val)
+      """)
+  assert_array(ex.value, 45, np.int32)
+
+
 # --- pending -----------------------------------------------------------------
 
 PENDING = [
-    Pending("fori_loop_array_and_iterator", f"{SHARP_BITS} / Pure functions; {OVERVIEW}", "control flow: lax.fori_loop (45, and 0 with an iterator)"),
-    Pending("scan_func11_jaxpr", f"{SHARP_BITS} / Pure functions", "control flow: lax.scan (make_jaxpr(func11))"),
-    Pending("cond_iterator_operand", f"{SHARP_BITS} / Pure functions", "control flow: lax.cond"),
     Pending("prng_key_reuse", f"{SHARP_BITS} / Random Numbers", "PRNG: random.PRNGKey, random.normal (same key, same numbers)"),
     Pending("prng_split", f"{SHARP_BITS} / Random Numbers", "PRNG: random.split (2 and 4 keys), normal of subkeys"),
-    Pending("lax_cond", f"{SHARP_BITS} / Structured control flow", "control flow: lax.cond -> [1.] / [-1.]"),
-    Pending("lax_while_loop", f"{SHARP_BITS} / Structured control flow", "control flow: lax.while_loop -> 10 (int32)"),
-    Pending("lax_fori_loop", f"{SHARP_BITS} / Structured control flow", "control flow: lax.fori_loop -> 45 (int32)"),
     Pending("x64_random_uniform", f"{SHARP_BITS} / Double (64bit) precision", "PRNG: random.uniform(dtype=jnp.float64) is float32 without x64, float64 with"),
     Pending("selu_random_normal", f"{QUICK_START} / JIT", "PRNG: random.key(1701), random.normal(key, (1_000_000,))"),
     Pending("batched_random_split", f"{QUICK_START} / Auto-vectorization", "PRNG: random.split(key), random.normal for mat and batched_x"),

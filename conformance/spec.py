@@ -39,7 +39,9 @@ def _transforms(prim):
     supported.append("jvp (zero: not differentiable)")
   elif prim in ad.primitive_jvps:
     supported.append("jvp")
-  if prim in ad.primitive_transposes:
+  if prim in ad.unsupported_transposes:
+    supported.append(f"transpose unsupported, as in JAX ({ad.unsupported_transposes[prim]})")
+  elif prim in ad.primitive_transposes:
     supported.append("transpose (linear)")
   if prim in batching.primitive_batchers or prim in batching.axis_primitive_batchers:
     supported.append("vmap")

@@ -340,6 +340,9 @@ class Tracer(ArrayMethods):
     return bool(self._concrete(TracerBoolConversionError(self)))
 
   def __index__(self):
+    aval = self.aval
+    if aval.shape != () or not np.issubdtype(aval.dtype, np.integer):
+      raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
     return int(self._concrete(TracerIntegerConversionError(self)))
 
   def __int__(self):

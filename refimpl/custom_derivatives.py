@@ -106,6 +106,14 @@ def forward_attr(self, name):
   return getattr(self.fun, name)
 
 
+def _stop_gradient(x):
+  """`x` with the derivatives of its tracers stopped: the nondiff arguments
+  of a custom_jvp function are not differentiated, as in JAX."""
+  from refimpl.lax.ad_util import stop_gradient
+  return tree_util.tree_map(
+      lambda leaf: stop_gradient(leaf) if isinstance(leaf, core.Tracer) else leaf, x)
+
+
 def _as_value(x):
   if isinstance(x, (core.Tracer, core.ConcreteArray)):
     return x
@@ -231,8 +239,10 @@ class custom_jvp:  # noqa: N801 (JAX's name)
     if self.jvp is None:
       raise AttributeError(f"No JVP defined for custom_jvp function {name} using "
                            "`defjvp`.")
+    args = _resolve_kwargs(self.fun, args, kwargs)
+    args = [_stop_gradient(x) if i in self.nondiff_argnums else x for i, x in enumerate(args)]
     nondiff, dyn, closed, consts, in_tree, out_tree, leaves = _trace_call(
-        self.fun, self.nondiff_argnums, args, kwargs)
+        self.fun, self.nondiff_argnums, args, {})
     out_avals = closed.out_avals
     jvp_rule = self.jvp
     jvp_name = getattr(jvp_rule, "__name__", str(jvp_rule))

@@ -8,6 +8,11 @@ class JAXTypeError(TypeError):
   """Base of the tracer errors: a value's type (traced) forbids the operation."""
 
 
+def _see_error_page(error_class):
+  """The last line of JAX's message: where its documentation explains the error."""
+  return f"\nSee https://docs.jax.dev/en/latest/errors.html#jax.errors.{error_class.__name__}"
+
+
 class ConcretizationTypeError(JAXTypeError):
   """A concrete Python value was needed from a traced (abstract) value."""
 
@@ -19,7 +24,7 @@ class ConcretizationTypeError(JAXTypeError):
         "used where Python needs a concrete value. If it is a function argument, "
         "you can mark it static with `static_argnums` or `static_argnames` in "
         "`jit`; otherwise use a structured primitive such as `jnp.where`, "
-        "`lax.cond` or `lax.while_loop`.")
+        "`lax.cond` or `lax.while_loop`." + _see_error_page(type(self)))
 
 
 class TracerBoolConversionError(ConcretizationTypeError):
@@ -35,7 +40,7 @@ class TracerBoolConversionError(ConcretizationTypeError):
         "`jnp.where` or `lax.select` to choose between values, `lax.cond` or "
         "`lax.switch` to choose between computations, `lax.while_loop` or "
         "`lax.fori_loop` to loop; or mark the argument static with "
-        "`static_argnums`/`static_argnames` in `jit`.")
+        "`static_argnums`/`static_argnames` in `jit`." + _see_error_page(type(self)))
 
 
 class TracerIntegerConversionError(JAXTypeError):

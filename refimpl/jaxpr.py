@@ -240,12 +240,25 @@ def pp_param_value(value, names, indent):
     return value.name
   if isinstance(value, tuple) and hasattr(value, "_fields"):
     return repr(value)  # a NamedTuple such as GatherDimensionNumbers
+  if isinstance(value, tuple) and value and all(
+      isinstance(v, (ClosedJaxpr, Jaxpr)) for v in value):
+    return _pp_jaxprs(value, names, indent)
   if isinstance(value, tuple):
     items = [pp_param_value(v, names, indent) for v in value]
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
   if callable(value) and hasattr(value, "__name__"):
     return value.__name__
   return str(value)
+
+
+def _pp_jaxprs(jaxprs, names, indent):
+  """A tuple of jaxprs (cond's `branches`), as JAX prints it: `({...} {...})`
+  on one line if it fits, else one jaxpr per line inside the parentheses."""
+  items = [pp_param_value(j, names, indent + 2) for j in jaxprs]
+  one_line = "(" + " ".join(items) + ")"
+  if all("\n" not in i for i in items) and indent + len(one_line) <= _WIDTH:
+    return one_line
+  return "(\n" + "\n".join(" " * (indent + 2) + i for i in items) + "\n" + " " * indent + ")"
 
 
 def _pp_params(params, names, indent):

@@ -46,6 +46,8 @@ def test_every_differentiable_primitive_has_a_checked_jvp():
 
 
 def test_every_transpose_rule_is_checked():
-  linear = {name for name, p in _project_primitives() if p in ad.primitive_transposes}
+  """Except those registered as raising JAX's error (their unit tests check it)."""
+  linear = {name for name, p in _project_primitives() if p in ad.primitive_transposes
+            and p not in ad.unsupported_transposes}
   unchecked = sorted(linear - _covered("rev"))
   assert not unchecked, f"transpose rules without a reverse-mode case: {unchecked}"

@@ -53,11 +53,25 @@ def test_shape_from_traced_value_is_a_type_error():
     (int, errors.ConcretizationTypeError),
     (float, errors.ConcretizationTypeError),
     (np.asarray, errors.TracerArrayConversionError),
-    (lambda x: range(x), errors.TracerIntegerConversionError),
 ])
 def test_tracer_concretization_errors(convert, error):
   with pytest.raises(error):
     jax.jit(lambda x: convert(x))(1.0)
+
+
+def test_tracer_index_conversion():
+  """`operator.index` of a tracer: integer scalars only (a float one is a
+  TypeError even when its value is known, as in JAX), and a traced integer
+  has no value to give."""
+  with pytest.raises(errors.TracerIntegerConversionError):
+    jax.jit(lambda x: range(x))(1)
+  with pytest.raises(TypeError, match="Only integer scalar arrays can be converted"):
+    jax.jit(lambda x: range(x))(1.0)
+  # under jvp the primal is known, but a float exponent is still not an index:
+  # 2.0 ** s is exp(s log 2), not a constant integer power
+  primal, tangent = jax.jvp(lambda s: 2.0 ** s, (2.5,), (1.0,))
+  np.testing.assert_allclose(primal, 2.0 ** 2.5, rtol=1e-6)
+  np.testing.assert_allclose(tangent, 2.0 ** 2.5 * np.log(2.0), rtol=1e-6)
 
 
 def test_concretization_errors_are_type_errors():

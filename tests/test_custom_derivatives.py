@@ -583,3 +583,19 @@ def test_custom_jvp_defaults_are_filled_in_for_the_rule():
 
   assert jax.grad(scaled)(1.0) == 6.0
   assert jax.grad(lambda x: scaled(x, k=5.0))(1.0) == 10.0
+
+
+def test_custom_jvp_nondiff_tracer_arguments_have_stopped_gradients():
+  """As JAX: a traced value at a nondiff position is not differentiated (its
+  derivative is zero), instead of raising as a closed-over value would."""
+  @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+  def scale(k, x):
+    return k * x
+
+  @scale.defjvp
+  def scale_jvp(k, primals, tangents):
+    return scale(k, primals[0]), k * tangents[0]
+
+  assert jax.grad(lambda k: scale(k, 2.0))(3.0) == 0.0
+  assert jax.grad(lambda x: scale(3.0, x))(2.0) == 3.0
+  assert jax.grad(lambda x: scale(x, x))(2.0) == 2.0   # only the differentiable use

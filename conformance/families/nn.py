@@ -175,7 +175,9 @@ AD_CASES = [
            order=2),
     ADCase("nn.relu6", nn.relu6, _ad_pieces((-5.0, -0.1), (0.1, 5.9), (6.1, 10.0)),
            ("custom_jvp_call",), order=2),
-    ADCase("nn.log1mexp", nn.log1mexp, _ad_pieces((0.05, 10.0)), ("custom_jvp_call",),
+    # from 0.25: nearer 0 the third derivative (~2/x**3) makes the order-2
+    # central difference too inexact for the tolerance
+    ADCase("nn.log1mexp", nn.log1mexp, _ad_pieces((0.25, 10.0)), ("custom_jvp_call",),
            order=2),
     ADCase("nn.softmax", nn.softmax, _ad_pieces((-5.0, 5.0), min_dims=1),
            ("custom_jvp_call",), order=2),

@@ -37,6 +37,10 @@ unsupported_jvps = {}
 """primitive -> the error its differentiation raises, for the primitives JAX
 cannot differentiate either (registered with `defjvp_unsupported`)."""
 
+unsupported_transposes = {}
+"""primitive -> the error its transposition raises, for the primitives JAX
+cannot run in reverse either (registered with `deftranspose_unsupported`)."""
+
 primitive_transposes = {}
 """primitive -> rule(ct, *args, **params) -> one cotangent (or None) per arg.
 Linear args arrive as `UndefinedPrimal`; `ct` is never a `Zero` for a
@@ -202,6 +206,15 @@ def defbilinear(primitive, lhs_transpose, rhs_transpose):
       return [lhs_transpose(ct, x, y, **params), None]
     return [None, rhs_transpose(ct, x, y, **params)]
   primitive_transposes[primitive] = transpose
+
+
+def deftranspose_unsupported(primitive, error_class, message):
+  """Transposing `primitive` (reverse-mode differentiation through it) raises
+  `error_class(message)`, as in JAX (a `while` loop saves no residuals)."""
+  def rule(ct, *args, **params):
+    raise error_class(message)
+  primitive_transposes[primitive] = rule
+  unsupported_transposes[primitive] = f"{error_class.__name__}: {message}"
 
 
 def deftranspose(primitive, transpose_rule):

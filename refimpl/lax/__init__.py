@@ -16,4 +16,5 @@ from refimpl.lax.convolution import *  # noqa: F401,F403
 from refimpl.lax.fft import *  # noqa: F401,F403
 from refimpl.lax.ad_util import *  # noqa: F401,F403
 from refimpl.lax.parallel import *  # noqa: F401,F403
+from refimpl.lax.control_flow import *  # noqa: F401,F403
 from refimpl.lax import linalg  # noqa: F401

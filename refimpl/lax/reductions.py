@@ -31,8 +31,8 @@ from refimpl.lax.indexing import slice_in_dim
 from refimpl.lax.rules import (ANY, FLOAT, INT_OR_BOOL, NUMBER, accumulation_dtype,
                                as_dtype, canonical_axes, check_dtype, const, max_identity,
                                min_identity)
-from refimpl.lax.shapes import (broadcast_in_dim, canonicalize_axis, concatenate, full,
-                                full_like, pad, reshape, rev, squeeze)
+from refimpl.lax.shapes import (broadcast_in_dim, canonicalize_axis, full, full_like, pad,
+                                reshape, squeeze)
 
 __all__ = ['reduce', 'reduce_sum', 'reduce_prod', 'reduce_max', 'reduce_min',
            'reduce_and', 'reduce_or', 'reduce_xor', 'argmax', 'argmin',
@@ -576,41 +576,6 @@ batching.primitive_batchers[reduce_p] = _reduce_batch
 ad.deflinear2(cumsum_p, lambda ct, operand, *, axis, reverse: [cumsum(ct, axis, not reverse)])
 
 
-def _associative_scan(fn, x, axis, reverse):
-  """The running combination of `x` along `axis` by the associative `fn`
-  (elementwise on arrays), by JAX's parallel prefix scan (lax.associative_scan
-  for one array): combine adjacent pairs, scan those recursively (the odd
-  positions), combine them with the remaining elements (the even positions),
-  then interleave the two."""
-  def scan(x):
-    n = get_aval(x).shape[axis]
-    if n < 2:
-      return x
-    odd = scan(fn(slice_in_dim(x, 0, -1, stride=2, axis=axis),
-                  slice_in_dim(x, 1, None, stride=2, axis=axis)))
-    if n % 2 == 0:
-      even = fn(slice_in_dim(odd, 0, -1, axis=axis), slice_in_dim(x, 2, None, stride=2, axis=axis))
-    else:
-      even = fn(odd, slice_in_dim(x, 2, None, stride=2, axis=axis))
-    even = concatenate([slice_in_dim(x, 0, 1, axis=axis), even], axis)
-    return _interleave(even, odd, axis)
-
-  if reverse:
-    return rev(scan(rev(x, (axis,))), (axis,))
-  return scan(x)
-
-
-def _interleave(a, b, axis):
-  """a[0], b[0], a[1], b[1], ... along `axis` (a is as long as b, or one longer):
-  each padded with zeros in the other's places, then added."""
-  a_pad = [(0, 0, 0)] * get_aval(a).ndim
-  b_pad = [(0, 0, 0)] * get_aval(b).ndim
-  same_length = get_aval(a).shape[axis] == get_aval(b).shape[axis]
-  a_pad[axis] = (0, 1 if same_length else 0, 1)
-  b_pad[axis] = (1, 0 if same_length else 1, 1)
-  return add(pad(a, const(a, 0), a_pad), pad(b, const(b, 0), b_pad))
-
-
 def _replace_inf(x):
   return select(eq(x, const(x, np.inf)), full_like(x, 0), x)
 
@@ -635,11 +600,14 @@ def _logaddexp_jvp(primals, tangents):
 
 
 def _cumulative_jvp(combine):
-  """The JVP of a cumulative reduction: that of `_associative_scan(combine)`
-  (as JAX, whose rule differentiates lax.associative_scan)."""
+  """The JVP of a cumulative reduction: that of
+  `lax.associative_scan(combine, x, axis=axis, reverse=reverse)`, as in JAX
+  (whose rule is `jvp(partial(associative_scan, combine_fn, ...))`)."""
   def rule(primals, tangents, *, axis, reverse):
+    from refimpl.lax.control_flow.loops import associative_scan
     outs, tangents_out = ad.jvp_flat(
-        lambda x: [_associative_scan(combine, x, axis, reverse)], primals, tangents)
+        lambda x: [associative_scan(combine, x, axis=axis, reverse=reverse)],
+        primals, tangents)
     return outs[0], tangents_out[0]
   return rule
 

@@ -14,7 +14,7 @@ import numpy as np
 from refimpl import core, dtypes, lax
 from refimpl.errors import ConcretizationTypeError
 from refimpl.lax.shapes import canonicalize_axis, shape_argument
-from refimpl.numpy.util import check_arraylike
+from refimpl.numpy.util import check_arraylike, to_inexact_dtype
 
 __all__ = ['array', 'asarray', 'copy', 'zeros', 'ones', 'empty', 'full', 'zeros_like',
            'ones_like', 'empty_like', 'full_like', 'arange', 'linspace', 'logspace',
@@ -252,9 +252,9 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
   if num < 0:
     raise ValueError(f"Number of samples, {num}, must be non-negative.")
   check_arraylike("linspace", start, stop)
-  dtype = (_to_inexact(dtypes.result_type(start, stop)) if dtype is None
+  dtype = (to_inexact_dtype(dtypes.result_type(start, stop)) if dtype is None
            else user_dtype(dtype, "linspace"))
-  compute_dtype = _to_inexact(dtype)
+  compute_dtype = to_inexact_dtype(dtype)
   start = asarray(start, dtype=compute_dtype)
   stop = asarray(stop, dtype=compute_dtype)
   bounds_shape = list(broadcast_shapes(start.shape, stop.shape))
@@ -265,7 +265,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
   div = num - 1 if endpoint else num
   if num > 1:
     delta = lax.convert_element_type(stop - start, compute_dtype) / array(div, compute_dtype)
-    real_dtype = _real_dtype(compute_dtype)
+    real_dtype = dtypes.to_real_dtype(compute_dtype)
     iota_shape = [1] * len(out_bounds_shape)
     iota_shape[axis] = div
     t = lax.reshape(lax.iota(real_dtype, div), iota_shape) / asarray(div, real_dtype)
@@ -290,9 +290,9 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
   """`base ** linspace(start, stop, ...)`."""
   from refimpl.numpy.ufuncs import power  # ufuncs imports this module
   check_arraylike("logspace", start, stop)
-  dtype = (_to_inexact(dtypes.result_type(start, stop)) if dtype is None
+  dtype = (to_inexact_dtype(dtypes.result_type(start, stop)) if dtype is None
            else user_dtype(dtype, "logspace"))
-  compute_dtype = _to_inexact(dtype)
+  compute_dtype = to_inexact_dtype(dtype)
   start = asarray(start, dtype=compute_dtype)
   stop = asarray(stop, dtype=compute_dtype)
   exponents = linspace(start, stop, num, endpoint=endpoint, axis=axis)
@@ -303,9 +303,9 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
   """Values spaced evenly on a log scale from `start` to `stop` (same sign)."""
   from refimpl.numpy.ufuncs import log10, sign  # ufuncs imports this module
   check_arraylike("geomspace", start, stop)
-  dtype = (_to_inexact(dtypes.result_type(start, stop)) if dtype is None
+  dtype = (to_inexact_dtype(dtypes.result_type(start, stop)) if dtype is None
            else user_dtype(dtype, "geomspace"))
-  compute_dtype = _to_inexact(dtype)
+  compute_dtype = to_inexact_dtype(dtype)
   start = asarray(start, dtype=compute_dtype)
   stop = asarray(stop, dtype=compute_dtype)
   signs = sign(start)
@@ -317,14 +317,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     perm.insert(axis, 0)
     out = lax.transpose(out, perm)
   return lax.convert_element_type(out, dtype)
-
-
-def _to_inexact(dtype):
-  return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
-
-
-def _real_dtype(dtype):
-  return np.dtype(np.real(np.zeros((), dtype)).dtype) if dtypes.is_complex(dtype) else dtype
 
 
 # --- eye, tri, grids ----------------------------------------------------------------------

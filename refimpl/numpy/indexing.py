@@ -85,7 +85,7 @@ def _is_advanced_int_indexer(idx):
   return all(basic(e) or _is_int_arraylike(e) for e in idx)
 
 
-def _normalize_index(index, axis_size):
+def normalize_index(index, axis_size):
   """Wraps a negative index (in [-n, 0)) to [0, n); unsigned ones cannot be negative."""
   index_dtype = dtypes.dtype(index)
   if dtypes.is_unsigned(index_dtype):
@@ -318,7 +318,7 @@ def _index_to_gather(x_shape, idx, normalize_indices=True):
     advanced_pairs = [(asarray(e), i, j) for j, (i, e) in enumerate(idx_no_nones)
                       if _is_scalar(e) or isinstance(e, Sequence) or _is_array(e)]
     if normalize_indices:
-      advanced_pairs = [(_normalize_index(e, x_shape[j]), i, j)
+      advanced_pairs = [(normalize_index(e, x_shape[j]), i, j)
                         for e, i, j in advanced_pairs]
     advanced_indexes, idx_advanced_axes, x_advanced_axes = zip(*advanced_pairs)
 
@@ -355,7 +355,7 @@ def _index_to_gather(x_shape, idx, normalize_indices=True):
     if aval is not None and aval.shape == () and dtypes.is_integer(aval.dtype):
       if x_shape[x_axis] == 0:
         raise IndexError(f"index is out of bounds for axis {x_axis} with size 0")
-      i = _normalize_index(i, x_shape[x_axis]) if normalize_indices else i
+      i = normalize_index(i, x_shape[x_axis]) if normalize_indices else i
       gather_indices.append((lax.convert_element_type(i, _INDEX_DTYPE),
                              len(gather_indices_shape)))
       collapsed_slice_dims.append(x_axis)

@@ -1,10 +1,12 @@
 """`refimpl.numpy.linalg`: linear algebra, as `jax.numpy.linalg`.
 
 Built on `refimpl.lax.linalg` as JAX builds it: `det` and `slogdet` via
-`lu`; `solve` via `lu`, a row permutation and two `triangular_solve`s; `inv`
-as a solve against the identity; `pinv`, `lstsq`, `matrix_rank`, `cond` and
-the 2/nuclear norms via `svd`. Inputs are promoted to an inexact dtype.
-Matrices are the last two axes; leading axes are batch axes.
+`lu`; `solve` as a `lax.custom_linear_solve` whose solvers reuse one `lu`
+factorization (a row permutation and two `triangular_solve`s), so that its
+derivatives are solves too; `inv` as a solve against the identity; `pinv`,
+`lstsq`, `matrix_rank`, `cond` and the 2/nuclear norms via `svd`. Inputs
+are promoted to an inexact dtype. Matrices are the last two axes; leading
+axes are batch axes.
 
 As in JAX, `slogdet`, `det` (of matrices larger than 3x3) and `pinv` have
 custom JVP rules: d logabsdet = trace(solve(a, da)); d det =
@@ -12,6 +14,7 @@ trace(adjugate(a) da), well defined for singular matrices; and the
 Golub-Pereyra derivative of the pseudo-inverse.
 """
 
+import functools
 import math
 import operator
 import warnings
@@ -26,6 +29,8 @@ from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy import creation, manipulation, products, reductions, selection, ufuncs
 from refimpl.numpy.creation import ensure_arraylike
 from refimpl.numpy.util import promote_dtypes_inexact
+from refimpl.numpy.vectorize import vectorize
+from refimpl.vectorize import vmap
 
 __all__ = ['cholesky', 'cond', 'cross', 'det', 'diagonal', 'eig', 'eigh', 'eigvals',
            'eigvalsh', 'inv', 'lstsq', 'matmul', 'matrix_norm', 'matrix_power',
@@ -325,16 +330,10 @@ def det(a):
   return _det(a)
 
 
-def _lu_solve(lu, permutation, b):
-  """Solves `a x = b` from `a`'s LU factors (equal batch shapes, `b` `[..., m, k]`)."""
-  x = b[_batch_iotas(permutation.shape[:-1]) + (permutation, slice(None))]
-  x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
-  return lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
-
-
 def solve(a, b):
   """Solves `a @ x = b`. `b` is `[..., m]` only when 1-D, else `[..., m, k]`;
-  batch axes broadcast. A singular `a` gives inf/NaN values."""
+  batch axes broadcast (`jnp.vectorize` over one solve per matrix). A
+  singular `a` gives inf/NaN values."""
   a, b = ensure_arraylike("jnp.linalg.solve", a, b)
   a, b = promote_dtypes_inexact(a, b)
   if a.ndim < 2:
@@ -344,18 +343,43 @@ def solve(a, b):
     raise ValueError(f"Invalid shapes for solve: {a.shape}, {b.shape}. Prior to JAX v0.5.0, "
                      "this would have been treated as a batched 1-dimensional solve. To "
                      "recover this behavior, use solve(a, b[..., None]).squeeze(-1).")
-  vector = b.ndim == 1
-  if vector:
-    b = lax.expand_dims(b, (1,))
-  if a.shape[-1] != a.shape[-2] or a.shape[-1] != b.shape[-2]:
-    raise ValueError("The arguments to solve must have shapes a=[..., m, m] and "
-                     f"b=[..., m, k] or b=[..., m]; got a={a.shape} and b={b.shape}")
-  batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-  a = creation.broadcast_to(a, batch + a.shape[-2:])
-  b = creation.broadcast_to(b, batch + b.shape[-2:])
-  lu, _, permutation = lax_linalg.lu(a)
-  x = _lu_solve(lu, permutation, b)
-  return lax.squeeze(x, (x.ndim - 1,)) if vector else x
+  signature = "(m,m),(m)->(m)" if b.ndim == 1 else "(m,m),(m,n)->(m,n)"
+  return vectorize(_solve, signature=signature)(a, b)
+
+
+def _solve(a, b):
+  """`a^-1 b` for one square `a` and `b` `(m,)` or `(m, k)`, as JAX's
+  `lax.linalg._solve`: a `custom_linear_solve` with the matvec `a @ x` and
+  solvers reusing one LU factorization of `a` (its derivatives are then
+  solves with the same factors, not derivatives of the factorization).
+  `jnp.vectorize` has checked the shapes."""
+  lu, _, permutation = lax_linalg.lu(lax.stop_gradient(a))
+  custom_solve = functools.partial(
+      lax.custom_linear_solve,
+      lambda x: lax.dot_general(a, x, (((1,), (0,)), ((), ())),
+                                precision=lax.Precision.HIGHEST),
+      solve=lambda _, x: _lu_solve(lu, permutation, x, trans=0),
+      transpose_solve=lambda _, x: _lu_solve(lu, permutation, x, trans=1))
+  if b.ndim == 1:
+    return custom_solve(b)
+  return vmap(custom_solve, 1, 1)(b)
+
+
+def _lu_solve(lu, permutation, b, trans):
+  """Solves `a x = b` (`trans=0`) or `a^T x = b` (`trans=1`) for a vector
+  `b`, from the LU factors of one matrix `a` (`a[permutation] = L U`)."""
+  x = lax.expand_dims(b, (1,))
+  if trans == 0:
+    x = x[permutation, :]
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
+  else:
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False, transpose_a=True)
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True,
+                                    transpose_a=True)
+    _, inverse = lax.sort_key_val(permutation, lax.iota(np.int32, permutation.shape[0]))
+    x = x[inverse, :]
+  return x[:, 0]
 
 
 def inv(a):

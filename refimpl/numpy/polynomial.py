@@ -15,12 +15,13 @@ import numpy as np
 
 from refimpl import dtypes, lax
 from refimpl.api import jit
-from refimpl.numpy import convolution, linalg, reductions, sorting, ufuncs
+from refimpl.numpy import convolution, linalg, reductions, ufuncs
 from refimpl.numpy.creation import (arange, array, asarray, concrete, ensure_arraylike, full,
                                     ones, zeros)
 from refimpl.numpy.manipulation import atleast_1d, concatenate, diag, expand_dims, roll
 from refimpl.numpy.products import dot, outer
-from refimpl.numpy.util import check_arraylike, promote_dtypes, promote_dtypes_inexact
+from refimpl.numpy.util import (check_arraylike, promote_dtypes, promote_dtypes_inexact,
+                                 to_inexact_dtype)
 
 __all__ = ['poly', 'polyadd', 'polysub', 'polymul', 'polydiv', 'polyder', 'polyint',
            'polyval', 'polyfit', 'roots', 'vander', 'trim_zeros']
@@ -205,7 +206,7 @@ def poly(seq_of_zeros):
 def _roots_no_zeros(p):
   """The eigenvalues of the companion matrix of `p` (p[0] != 0)."""
   if p.size < 2:
-    return array([], dtype=sorting._complex_dtype(p.dtype))
+    return array([], dtype=dtypes.to_complex_dtype(p.dtype))
   companion = diag(ones((p.size - 2,), p.dtype), -1)
   companion = companion.at[0, :].set(-p[1:] / p[0])
   return linalg.eigvals(companion)
@@ -233,7 +234,7 @@ def roots(p, *, strip_zeros=True):
   if p.ndim != 1:
     raise ValueError("Input must be a rank-1 array.")
   if p.size < 2:
-    return array([], dtype=sorting._complex_dtype(p.dtype))
+    return array([], dtype=dtypes.to_complex_dtype(p.dtype))
   num_leading_zeros = ufuncs.where(reductions.all(p == 0), len(p),
                                     reductions.argmin(p == 0))
   if strip_zeros:
@@ -272,8 +273,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
   if x.shape[0] != y.shape[0]:
     raise TypeError("expected x and y to have same length")
   if rcond is None:
-    rcond = len(x) * float(dtypes.finfo(
-        x.dtype if dtypes.is_inexact(x.dtype) else dtypes.default_float_dtype()).eps)
+    rcond = len(x) * float(dtypes.finfo(to_inexact_dtype(x.dtype)).eps)
   rcond = float(concrete(rcond, "rcond must be float"))
   lhs = vander(x, order)
   rhs = y

@@ -30,12 +30,13 @@ from refimpl.numpy.creation import (arange, array, asarray, broadcast_arrays, br
                                     concrete, ensure_arraylike, linspace, meshgrid,
                                     ones, zeros, zeros_like)
 from refimpl.numpy.creation import indices as index_grids  # `indices` is a parameter name
-from refimpl.numpy.indexing import _normalize_index
+from refimpl.numpy.indexing import normalize_index
 from refimpl.numpy.manipulation import (atleast_1d, concatenate, diag_indices, expand_dims,
                                         moveaxis, ravel, stack, tile, transpose, vstack)
 from refimpl.numpy.util import check_arraylike, promote_dtypes
 
-__all__ = ['nonzero', 'flatnonzero', 'argwhere', 'extract', 'compress', 'select', 'take',
+__all__ = ['nonzero', 'flatnonzero', 'argwhere', 'extract', 'compress', 'select',
+           'piecewise', 'take',
            'take_along_axis', 'put', 'put_along_axis', 'place', 'choose', 'fill_diagonal',
            'ix_', 'ravel_multi_index', 'unravel_index', 'mask_indices', 'delete', 'insert',
            'r_', 'c_', 's_', 'index_exp', 'mgrid', 'ogrid']
@@ -177,6 +178,50 @@ def select(condlist, choicelist, default=0):
   return lax.select_n(*broadcast_arrays(which, *choicelist))
 
 
+def piecewise(x, condlist, funclist, *args, **kw):
+  """At each position of `x`, `funclist[i](x, *args, **kw)` for the first
+  true `condlist[i]`; with one more function than conditions the last is the
+  default, otherwise the default is 0. A non-callable entry of `funclist`
+  is a constant. Results are cast to `x`'s dtype.
+
+  As JAX does, the branch index of each element is computed with `cumsum`
+  and `argmax` over the conditions, and `lax.switch` (vectorized, so a
+  `cond` batched into `select_n`) evaluates the functions.
+  """
+  check_arraylike("piecewise", x)
+  nc, nf = len(condlist), len(funclist)
+  if nf == nc + 1:
+    funclist = funclist[-1:] + funclist[:-1]
+  elif nf == nc:
+    funclist = [0] + list(funclist)
+  else:
+    raise ValueError(f"with {nc} condition(s), either {nc} or {nc+1} functions are "
+                     f"expected; got {nf}")
+  consts = {i: c for i, c in enumerate(funclist) if not callable(c)}
+  funcs = {i: f for i, f in enumerate(funclist) if callable(f)}
+  return _piecewise(asarray(x), asarray(condlist, dtype=bool), consts,
+                    frozenset(funcs.items()), *args, **kw)
+
+
+@functools.partial(jit, static_argnames=['funcs'])
+def _piecewise(x, condlist, consts, funcs, *args, **kw):
+  from refimpl.numpy.vectorize import vectorize
+  funcs = dict(funcs)
+  funclist = [consts.get(i, funcs.get(i)) for i in range(len(condlist) + 1)]
+  indices = reductions.argmax(
+      reductions.cumsum(concatenate([zeros_like(condlist[:1]), condlist], 0), 0), 0)
+  dtype = x.dtype
+
+  def call(f):
+    return lambda x: f(x, *args, **kw).astype(dtype)
+
+  def constant(v):
+    return lambda x: array(v, dtype=dtype)
+
+  branches = [call(f) if callable(f) else constant(f) for f in funclist]
+  return vectorize(lax.switch, excluded=(1,))(indices, branches, x)
+
+
 def choose(a, choices, out=None, mode="raise"):
   """`choices[a[idx]][idx]` at each position idx of the broadcast shape.
 
@@ -292,7 +337,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
   if axis_size == 0:
     return lax.full(out_shape, 0, a.dtype)
   if mode == "one_hot":
-    return _take_along_axis_one_hot(a, _normalize_index(indices, axis_size), axis)
+    return _take_along_axis_one_hot(a, normalize_index(indices, axis_size), axis)
 
   index_dims = [i for i, n in enumerate(idx_shape) if i == axis or n != 1]
   gather_index_shape = tuple(out_shape[i] for i in index_dims) + (1,)
@@ -303,7 +348,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
   for i in range(rank):
     if i == axis:
       if mode != "promise_in_bounds":
-        indices = _normalize_index(indices, axis_size)
+        indices = normalize_index(indices, axis_size)
       gather_indices = lax.reshape(indices, gather_index_shape)
       slice_sizes.append(1)
       start_index_map.append(new_i)

@@ -108,3 +108,9 @@ def promote_args_inexact(fun_name, *args):
 def promote_args_numeric(fun_name, *args):
   check_arraylike(fun_name, *args)
   return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+
+
+def to_inexact_dtype(dtype):
+  """`dtype` if it is inexact, else the default float dtype: the dtype in
+  which jnp functions with inexact results take integer and bool inputs."""
+  return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()

@@ -9,12 +9,13 @@ loops), chosen so that float32 results are accurate to about 1e-6 relative
 and float64 results to about 1e-12 on the domain each docstring states;
 float16 and bfloat16 are computed in float32 where the docstring says so.
 
-Where JAX attaches a custom derivative rule (`custom_jvp`), the docstring says
-so. logit, xlogy, xlog1py, entr and rel_entr (through JAX's `_xlogx`) and
-log_ndtr carry JAX's rule; logsumexp stops the gradient through its shift,
-as JAX's does. The other rules JAX attaches (poch, zeta, wofz, erfcx, dawsn,
-owens_t, expn, expi, sici, fresnel, hyp1f1, hyp2f1) are not written yet:
-those functions are differentiated through their implementation.
+Where JAX attaches a custom derivative rule (`custom_jvp`), so does this
+module, with JAX's math, and the docstring says so: logit, xlogy, xlog1py,
+entr and rel_entr (through JAX's `_xlogx`), log_ndtr, poch, zeta (the JVP of
+its Euler-Maclaurin series), expn (in x; exp1 through it), expi, hyp1f1,
+wofz, erfcx, dawsn, owens_t and fresnel. logsumexp stops the gradient
+through its shift, as JAX's does. The other functions (sici, hyp2f1,
+spence, ...) are differentiated through their implementation, as in JAX.
 """
 
 import functools
@@ -25,11 +26,12 @@ import numpy as np
 
 from refimpl import dtypes, lax
 from refimpl.api import jit
+from refimpl.autodiff import jvp
 from refimpl.custom_derivatives import custom_jvp
-from refimpl.numpy import (abs, arctan2, asarray, copysign, cos, cumprod, exp, expm1, floor,
-                           fmod, full_like, isinf, isnan, log, log1p, max, ones_like, real,
-                           round, sign, signbit, sin, sqrt, stack, sum, tanh, where,
-                           zeros_like)
+from refimpl.numpy import (abs, arctan2, asarray, clip, copysign, cos, cumprod,
+                           exp, expm1, floor, fmod, full_like, isinf, isnan, log, log1p, max,
+                           ones_like, real, round, sign, signbit, sin, sqrt, stack, sum, tanh,
+                           where, zeros_like)
 from refimpl.numpy import i0 as _jnp_i0
 from refimpl.lax.shapes import canonicalize_axis
 from refimpl.lax.special import bernoulli_numbers
@@ -286,11 +288,17 @@ def comb(N, k, *, repetition=False):
   return where(valid, value, 0.0)
 
 
+@custom_jvp
 def poch(z, m):
   """The Pochhammer symbol (z)_m = Gamma(z + m) / Gamma(z); 1 for m = 0.
-  (JAX attaches a custom_jvp rule.)"""
+  Custom JVP (JAX's): d/dz = (digamma(z + m) - digamma(z)) poch(z, m),
+  d/dm = digamma(z + m) poch(z, m)."""
   z, m = _promote_real("poch", z, m)
   return where(m == 0.0, 1.0, gamma(z + m) / gamma(z)).astype(z.dtype)
+
+
+poch.defjvps(lambda z_dot, ans, z, m: (digamma(z + m) - digamma(z)) * poch(z, m) * z_dot,
+             lambda m_dot, ans, z, m: digamma(z + m) * poch(z, m) * m_dot)
 
 
 def multigammaln(a, d):
@@ -332,15 +340,48 @@ def gammaincc(a, x):
   return lax.igammac(a, x)
 
 
-def zeta(x, q=None):
-  """The Hurwitz zeta function zeta(x, q) (the `zeta` primitive). The Riemann
-  zeta function (q=None) is not implemented, as in JAX. (JAX attaches a
-  custom_jvp rule.)"""
+def _check_hurwitz(q):
   if q is None:
     raise NotImplementedError("Riemann zeta function not implemented; pass q != None to "
                               "compute the Hurwitz Zeta function.")
+
+
+@custom_jvp
+def zeta(x, q=None):
+  """The Hurwitz zeta function zeta(x, q) (the `zeta` primitive). The Riemann
+  zeta function (q=None) is not implemented, as in JAX.
+
+  Custom JVP (JAX's): the JVP of `_zeta_series_expansion`, so under
+  differentiation the primal value is the series' value too."""
+  _check_hurwitz(q)
   x, q = promote_args_inexact("zeta", x, q)
   return lax.zeta(x, q)
+
+
+def _zeta_series_expansion(x, q=None):
+  """zeta(x, q) by Euler-Maclaurin summation (Johansson 2015, formula (5)):
+  N terms of the sum, the integral of the tail and M correction terms with
+  the Bernoulli numbers (N = M = 8 for float32, 16 otherwise), as JAX."""
+  _check_hurwitz(q)
+  s, a = promote_args_inexact("zeta", x, q)
+  dtype = a.dtype
+  n = 8 if dtype == np.dtype(np.float32) else 16   # N = M
+  s_, a_ = s[..., None], a[..., None]
+  head = sum((a_ + _count(n, dtype)) ** -s_, axis=-1)
+  tail = lax.div((a + n) ** (1 - s), s - 1)
+  ratios = cumprod((s_ + _count(2 * n, dtype)) / (a_ + n), axis=-1)[..., ::2]
+  ratios = clip(ratios, max=np.finfo(dtype).max)
+  corrections = (a + n) ** -s * (0.5 + sum(ratios / _zeta_coefficients(n, dtype), axis=-1))
+  return head + tail + corrections
+
+
+def _zeta_coefficients(n, dtype):
+  """(2k)! / B_2k for k = 1 .. n, as a constant of `dtype`."""
+  b = bernoulli_numbers(2 * n)
+  return np.array([float(math.factorial(2 * k) / b[2 * k]) for k in range(1, n + 1)], dtype)
+
+
+zeta.defjvp(functools.partial(jvp, _zeta_series_expansion))
 
 
 def bernoulli(n):
@@ -414,44 +455,72 @@ def _faddeeva(z):
   return where(upper, w_up, 2 * exp(-z * z) - w_up)
 
 
+@custom_jvp
+def _wofz(z):
+  return _faddeeva(z)
+
+
+# w'(z) = -2 z w(z) + 2i / sqrt(pi)
+_wofz.defjvps(lambda g, ans, z: g * (-2 * z * ans + 2j / math.sqrt(math.pi)))
+
+
 def wofz(z):
   """The Faddeeva function w(z) = exp(-z**2) erfc(-i z), complex-valued (real
-  inputs are promoted to complex). (JAX attaches a custom_jvp rule.)"""
+  inputs are promoted to complex). Custom JVP (JAX's): -2 z w(z) + 2i/sqrt(pi)."""
   z, = promote_args_inexact("wofz", z)
   if not dtypes.is_complex(z.dtype):
     z = z.astype(dtypes.to_complex_dtype(z.dtype))
-  return _faddeeva(z)
+  return _wofz(z)
 
 
 def erfcx(x):
   """The scaled complementary error function exp(x**2) erfc(x) = Re w(i x),
   without overflow for large x (erfcx(inf) = 0; it overflows to inf for
   x below about -9.3 in float32). Complex x: w(i x). float16 and bfloat16
-  are computed in float32. (JAX attaches a custom_jvp rule.)"""
+  are computed in float32. Custom JVP (JAX's): 2 x erfcx(x) - 2/sqrt(pi);
+  complex x through wofz's."""
   x, = promote_args_inexact("erfcx", x)
   if dtypes.is_complex(x.dtype):
-    return _faddeeva(1j * x)
+    return _wofz(lax.complex(-lax.imag(x), real(x)))
+  return _erfcx(x)
 
-  def real_erfcx(x):
-    value = real(_faddeeva(lax.complex(-zeros_like(x), x)))
-    return where(x == np.inf, 0.0, where(x == -np.inf, np.inf, value)).astype(x.dtype)
-  return _in_float32(real_erfcx, x)
+
+def _real_erfcx(x):
+  value = real(_faddeeva(lax.complex(-zeros_like(x), x)))
+  return where(x == np.inf, 0.0, where(x == -np.inf, np.inf, value)).astype(x.dtype)
+
+
+@custom_jvp
+def _erfcx(x):
+  return _in_float32(_real_erfcx, x)
+
+
+_erfcx.defjvps(lambda g, ans, x: g * (2 * x * ans - 2 / math.sqrt(math.pi)))
 
 
 def dawsn(x):
   """Dawson's integral exp(-x**2) * integral of exp(t**2) from 0 to x, as
   (sqrt(pi)/2) Im w(x) (its Taylor series for |x| < 0.02); odd, dawsn(±inf)
-  = ±0. float16 and bfloat16 are computed in float32. (JAX attaches a
-  custom_jvp rule.)"""
+  = ±0. float16 and bfloat16 are computed in float32. Custom JVP (JAX's):
+  1 - 2 x dawsn(x)."""
   x, = _promote_real("dawsn", x)
+  return _dawsn(x)
 
-  def real_dawsn(x):
-    value = (math.sqrt(math.pi) / 2) * lax.imag(_faddeeva(lax.complex(x, zeros_like(x))))
-    x2 = x * x   # near 0, the Taylor series x (1 - 2x^2/3 + 4x^4/15 - 8x^6/105) keeps subnormals
-    small = x * _polyval([-8 / 105, 4 / 15, -2 / 3, 1.0], x2)
-    value = where(abs(x) < 0.02, small, value)
-    return where(isinf(x), 0.0 * sign(x), value).astype(x.dtype)
-  return _in_float32(real_dawsn, x)
+
+def _real_dawsn(x):
+  value = (math.sqrt(math.pi) / 2) * lax.imag(_faddeeva(lax.complex(x, zeros_like(x))))
+  x2 = x * x   # near 0, the Taylor series x (1 - 2x^2/3 + 4x^4/15 - 8x^6/105) keeps subnormals
+  small = x * _polyval([-8 / 105, 4 / 15, -2 / 3, 1.0], x2)
+  value = where(abs(x) < 0.02, small, value)
+  return where(isinf(x), 0.0 * sign(x), value).astype(x.dtype)
+
+
+@custom_jvp
+def _dawsn(x):
+  return _in_float32(_real_dawsn, x)
+
+
+_dawsn.defjvps(lambda g, ans, x: g * (1 - 2 * x * ans))
 
 
 def ndtr(x):
@@ -578,10 +647,16 @@ def owens_t(h, a):
   For |a| <= 1, a 13-point quadrature (Patefield and Tandy's method T5);
   for |a| > 1, T(h, a) = (Phi(h) + Phi(ah))/2 - Phi(h) Phi(ah) - T(ah, 1/a)
   (with Phi the normal CDF, written with erfc). Exact at h = 0 and |a| = 1.
-  T is even in h and odd in a; NaN if either is NaN. (JAX attaches a
-  custom_jvp rule.)
+  T is even in h and odd in a; NaN if either is NaN. Custom JVP (JAX's):
+  dT/dh = -exp(-h**2/2) erf(a h/sqrt 2) / (2 sqrt(2 pi)),
+  dT/da = exp(-(1 + a**2) h**2 / 2) / (2 pi (1 + a**2)).
   """
   h, a = _promote_real("owens_t", h, a)
+  return _owens_t(h, a)
+
+
+@custom_jvp
+def _owens_t(h, a):
   h = abs(h)
   abs_a = abs(a)
   h_over_root2 = h / math.sqrt(2)
@@ -601,6 +676,17 @@ def owens_t(h, a):
                 0.25 * (upper_h + upper_ah - upper_h * upper_ah) - t)
   t = lax.sign(a) * where(inner, t, outer)
   return where(isnan(a) | isnan(h), np.nan, t)
+
+
+@_owens_t.defjvp
+def _owens_t_jvp(primals, tangents):
+  (h, a), (h_dot, a_dot) = primals, tangents
+  result = _owens_t(h, a)
+  d_h = (-lax.exp(-0.5 * lax.square(h)) * lax.erf(a * h / math.sqrt(2))
+         / (2 * math.sqrt(2 * math.pi)))
+  one_plus_a2 = lax.square(a) + 1
+  d_a = lax.exp(-0.5 * one_plus_a2 * lax.square(h)) / (2 * math.pi * one_plus_a2)
+  return result, (d_h * h_dot + d_a * a_dot).astype(result.dtype)
 
 
 # --- logistic, entropies, log-sum-exp, softmax --------------------------------------------------
@@ -790,6 +876,7 @@ def _expn_series(n, x):
   return sign_n * power_n * (lax.digamma(n) - lax.log(x)) - first - sum(terms, axis=-1)
 
 
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
 @jit
 def expn(n, x):
   """The generalized exponential integral E_n(x) = integral over t >= 1 of
@@ -799,7 +886,7 @@ def expn(n, x):
   1/(n-1) otherwise; E_0(x) = exp(-x)/x. For 0 < x <= 1 the series of
   Numerical Recipes' expint (20 terms), for x > 1 its continued fraction
   (depth 64): about 1e-12 relative in float64 and 1e-6 in float32.
-  (JAX attaches a custom_jvp rule.)
+  Custom JVP (JAX's), in x only (`n` is not differentiated): -E_{n-1}(x).
   """
   n, x = _promote_real("expn", n, x)
   invalid = (n < 0) | (x < 0) | (n != floor(n)) | isnan(n) | isnan(x)
@@ -812,6 +899,13 @@ def expn(n, x):
   return where(invalid, np.nan, value).astype(x.dtype)
 
 
+@expn.defjvp
+@jit
+def _expn_jvp(n, primals, tangents):
+  (x,), (x_dot,) = primals, tangents
+  return expn(n, x), lax.mul(lax.neg(x_dot), expn(n - 1, x))
+
+
 def exp1(x):
   """The exponential integral E_1(x) = integral over t >= x of exp(-t)/t (expn(1, x))."""
   x, = _promote_real("exp1", x)
@@ -822,6 +916,7 @@ _EI_SERIES_TERMS = 100      # for 0 < x <= 40
 _EI_ASYMPTOTIC_TERMS = 20   # for x > 40: the error is below 20! / 40**20 ~ 2e-14
 
 
+@custom_jvp
 @jit
 def expi(x):
   """The exponential integral Ei(x) = principal value of the integral of
@@ -832,7 +927,7 @@ def expi(x):
   Ei(inf) = inf, Ei(-inf) = -0. Relative accuracy about 1e-14 (float64) and
   1e-6 (float32; for large x, float32's exp(x) limits it to about x * 6e-8),
   except near Ei's root x = 0.3725 where it is absolute.
-  (JAX attaches a custom_jvp rule.)
+  Custom JVP (JAX's): exp(x) / x.
   """
   x, = _promote_real("expi", x)
   negative = -expn(1, where(x < 0, -x, 1.0))
@@ -847,6 +942,13 @@ def expi(x):
   value = where(x <= 40, series, asymptotic)
   value = where(x < 0, negative, where(x == 0, -np.inf, value))
   return where(x == np.inf, np.inf, value).astype(x.dtype)
+
+
+@expi.defjvp
+@jit
+def _expi_jvp(primals, tangents):
+  (x,), (x_dot,) = primals, tangents
+  return expi(x), exp(x) / x * x_dot
 
 
 _SICI_SERIES_TERMS = 36       # for |x| <= 4
@@ -948,6 +1050,7 @@ def _sin_cos_half_pi_square(x):
 _FRESNEL_SERIES_TERMS = 24   # powers (pi x**2 / 2)**j / j! for j <= 24, used for |x| <= 1
 
 
+@custom_jvp
 def fresnel(x):
   """The Fresnel integrals (S(x), C(x)): the integrals over [0, x] of
   sin(pi t**2 / 2) and cos(pi t**2 / 2).
@@ -955,12 +1058,20 @@ def fresnel(x):
   |x| <= 1: their power series; beyond, C + iS = (1+i)/2 (1 - exp(i pi x**2/2)
   w((1+i) sqrt(pi) x / 2)) with the Faddeeva function w (see wofz) and the
   phase reduced exactly. Odd in x; S(±inf) = C(±inf) = ±1/2. float16 and
-  bfloat16 are computed in float32. (JAX attaches a custom_jvp rule.)
+  bfloat16 are computed in float32. Custom JVP (JAX's): (sin(pi x**2 / 2),
+  cos(pi x**2 / 2)), with the phase reduced exactly.
   """
   x, = promote_args_inexact("fresnel", x)
   if dtypes.is_complex(x.dtype):
     raise NotImplementedError("Support for complex-valued inputs is not implemented yet.")
   return _in_float32(_fresnel, x)
+
+
+@fresnel.defjvp
+def _fresnel_jvp(primals, tangents):
+  (x,), (x_dot,) = primals, tangents
+  sin_, cos_ = _sin_cos_half_pi_square(x)
+  return fresnel(x), (sin_ * x_dot, cos_ * x_dot)
 
 
 def _fresnel(x):
@@ -1106,6 +1217,7 @@ def _hypergeometric_series(ratio_fn, dtype):
   return 1 + sum(cumprod(ratio_fn(j), axis=-1), axis=-1)
 
 
+@custom_jvp
 @jit
 def hyp1f1(a, b, x):
   """Kummer's confluent hypergeometric function 1F1(a; b; x) = sum over k of
@@ -1119,7 +1231,11 @@ def hyp1f1(a, b, x):
   smallest term. 1 for a = 0, exp(x) for a = b, inf for b = 0. Large results
   overflow (e**x); when the terms cancel (x < 0 with a > b) float32 loses
   accuracy, and the series is cut short for |x| beyond about 150. Real
-  inputs only. (JAX attaches a custom_jvp rule.)
+  inputs only.
+
+  Custom JVP (JAX's): in x, a/b 1F1(a+1; b+1; x); in a and b, the series
+  sum over k >= 1 of t_k (psi(a+k) - psi(a)) and of t_k (psi(b) - psi(b+k)),
+  with t_k the terms of 1F1's series (249 terms, as JAX's loops at most).
   """
   a, b, x = _promote_real("hyp1f1", a, b, x)
   negative = x < 0
@@ -1144,6 +1260,38 @@ def hyp1f1(a, b, x):
   value = where(use_series, series, asymptotic)
   value = where(a == 0, 1.0, where(a == b, exp(x), where(b == 0, np.inf, value)))
   return value.astype(x.dtype)
+
+
+def _hyp1f1_terms(a, b, x):
+  """t_1 .. t_249 of 1F1's series, t_k = (a)_k / (b)_k x**k / k!, on the last axis."""
+  j = _count(_HYPERGEOMETRIC_TERMS - 1, x.dtype)
+  return cumprod((a[..., None] + j) / (b[..., None] + j) * x[..., None] / (j + 1), axis=-1)
+
+
+@jit
+def _hyp1f1_a_derivative(a, b, x):
+  a, b, x = _promote_real("hyp1f1", a, b, x)
+  k = _count(_HYPERGEOMETRIC_TERMS - 1, x.dtype, 1)
+  shift = lax.digamma(a[..., None] + k) - lax.digamma(a)[..., None]
+  return sum(_hyp1f1_terms(a, b, x) * shift, axis=-1)
+
+
+@jit
+def _hyp1f1_b_derivative(a, b, x):
+  a, b, x = _promote_real("hyp1f1", a, b, x)
+  k = _count(_HYPERGEOMETRIC_TERMS - 1, x.dtype, 1)
+  shift = lax.digamma(b)[..., None] - lax.digamma(b[..., None] + k)
+  return sum(_hyp1f1_terms(a, b, x) * shift, axis=-1)
+
+
+@jit
+def _hyp1f1_x_derivative(a, b, x):
+  return a / b * hyp1f1(a + 1, b + 1, x)
+
+
+hyp1f1.defjvps(lambda a_dot, ans, a, b, x: _hyp1f1_a_derivative(a, b, x) * a_dot,
+               lambda b_dot, ans, a, b, x: _hyp1f1_b_derivative(a, b, x) * b_dot,
+               lambda x_dot, ans, a, b, x: _hyp1f1_x_derivative(a, b, x) * x_dot)
 
 
 def _rgamma(v):

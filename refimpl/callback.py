@@ -71,26 +71,30 @@ ad.defjvp_unsupported(pure_callback_p, ValueError,
 ad.deftranspose(pure_callback_p, _pure_callback_transpose)
 
 
-def _sequential(callback, batched, size):
-  """`callback` called on each member of a batch (batch axes first where
-  `batched`), the results stacked."""
-  def call(*args):
-    outs = [callback(*[a[i] if b else a for a, b in zip(args, batched)])
-            for i in range(size)]
-    return [np.stack(results) for results in zip(*outs)]
-  call.__name__ = callback.__name__
-  return call
+def _sequential(args, dims, unroll, **params):
+  """The callback called once per member, in order: a `scan` over the
+  batched arguments (batch axes first), as JAX stages it."""
+  from refimpl.lax.control_flow.loops import scan
+  batched = [x for x, d in zip(args, dims) if d is not None]
+
+  def call(_, members):
+    members = iter(members)
+    return (), pure_callback_p.bind(
+        *[next(members) if d is not None else x for x, d in zip(args, dims)], **params)
+
+  _, outs = scan(call, (), batched, unroll=unroll)
+  return list(outs), [0] * len(outs)
 
 
 def _pure_callback_batch(args, dims, *, callback, result_avals, vmap_method):
-  # As JAX's callback_batching_rule; "sequential" loops in Python here (JAX
-  # stages a scan) with one call of the callback per member, in order.
+  # As JAX's callback_batching_rule.
   size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
   args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
   batched_avals = tuple(batching.batched_aval(a, size) for a in result_avals)
   if vmap_method in ("sequential", "sequential_unrolled"):
-    callback = _sequential(callback, [d is not None for d in dims], size)
-  elif vmap_method in ("expand_dims", "broadcast_all"):
+    return _sequential(args, dims, vmap_method == "sequential_unrolled", callback=callback,
+                       result_avals=result_avals, vmap_method=vmap_method)
+  if vmap_method in ("expand_dims", "broadcast_all"):
     n = size if vmap_method == "broadcast_all" else 1
     args = [batching.broadcast(x, n, 0) if d is None else x for x, d in zip(args, dims)]
   elif vmap_method != "legacy_vectorized":

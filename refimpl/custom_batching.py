@@ -179,21 +179,22 @@ class custom_vmap:  # noqa: N801 (JAX's name)
 
 
 def sequential_vmap(f):
-  """A `custom_vmap` function batched by calling `f` on each member in turn
-  and stacking the results (JAX loops with `lax.map`; here the loop is a
-  Python loop: the same values and calls, in the same order)."""
+  """A `custom_vmap` function batched by calling `f` on each member in turn:
+  a `lax.map` over the batched arguments, the others shared."""
   f = custom_vmap(f)
 
   @f.def_vmap
   def rule(axis_size, in_batched, *args):
-    from refimpl.numpy import stack
+    from refimpl.lax.control_flow.loops import map as lax_map
     flags = tree_util.tree_leaves(in_batched)
     leaves, tree = tree_util.tree_flatten(list(args))
-    results = []
-    for i in range(axis_size):
-      member = [x[i] if b else x for x, b in zip(leaves, flags)]
-      results.append(f(*tree_util.tree_unflatten(tree, member)))
-    out = tree_util.tree_map(lambda *xs: stack(xs), *results)
+
+    def member(batched):
+      batched = iter(batched)
+      return f(*tree_util.tree_unflatten(
+          tree, [next(batched) if b else x for x, b in zip(leaves, flags)]))
+
+    out = lax_map(member, [x for x, b in zip(leaves, flags) if b])
     return out, tree_util.tree_map(lambda _: True, out)
 
   return f

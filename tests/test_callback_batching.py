@@ -59,7 +59,10 @@ def test_sequential_calls_in_member_order_and_nests():
                                   vmap_method="sequential")
   x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
   np.testing.assert_array_equal(jax.vmap(jax.vmap(f))(x), x)
-  assert seen == list(x.ravel())
+  # the inner vmap stages a scan over the inner axis; the outer vmap batches
+  # that scan, whose body then scans over the outer axis: inner index slowest
+  assert seen == list(x.T.ravel())
+  assert "scan" in str(jax.make_jaxpr(jax.vmap(f))(x[0]))
 
 
 def test_without_vmap_method_vmap_raises():

@@ -23,7 +23,8 @@ from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy.creation import (asarray, broadcast_to, ensure_arraylike, is_array,
                                     user_dtype)
 from refimpl.numpy.manipulation import moveaxis, ravel
-from refimpl.numpy.util import check_arraylike, promote_dtypes_inexact, promote_dtypes_numeric
+from refimpl.numpy.util import (check_arraylike, promote_dtypes_inexact, promote_dtypes_numeric,
+                                 to_inexact_dtype)
 from refimpl.numpy.ufuncs import isnan, where as _where
 
 __all__ = ['sum', 'prod', 'max', 'min', 'amax', 'amin', 'all', 'any', 'mean', 'var', 'std',
@@ -178,7 +179,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.mean is not supported.")
   a = a if is_array(a) else asarray(a)
-  result_dtype = (_to_inexact(a.dtype) if dtype is None else user_dtype(dtype, "mean"))
+  result_dtype = (to_inexact_dtype(a.dtype) if dtype is None else user_dtype(dtype, "mean"))
   compute_dtype = _upcast_f16(result_dtype) if dtypes.is_inexact(result_dtype) else result_dtype
   if where is None:
     normalizer = _axis_size(a, axis)
@@ -190,10 +191,6 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
   return lax.convert_element_type(result, result_dtype)
 
 
-def _to_inexact(dtype):
-  return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
-
-
 def _var_dtypes(a_dtype, dtype):
   """(computation dtype, result dtype) of var/std."""
   if dtype is not None:
@@ -202,7 +199,7 @@ def _var_dtypes(a_dtype, dtype):
                        "computing the variance of an array of complex values.")
     return _upcast_f16(dtype), dtype
   if not dtypes.is_inexact(a_dtype):
-    return _to_inexact(a_dtype), _to_inexact(a_dtype)
+    return to_inexact_dtype(a_dtype), to_inexact_dtype(a_dtype)
   return _upcast_f16(a_dtype), dtypes.to_real_dtype(a_dtype)
 
 
@@ -352,7 +349,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
   a = a if is_array(a) else asarray(a)
   if not dtypes.is_inexact(a.dtype):
     return mean(a, axis, dtype, out, keepdims, where=where)
-  dtype = _to_inexact(a.dtype) if dtype is None else user_dtype(dtype, "nanmean")
+  dtype = to_inexact_dtype(a.dtype) if dtype is None else user_dtype(dtype, "nanmean")
   count = sum(lax.bitwise_not(isnan(a)), axis=axis, dtype=dtype, keepdims=keepdims,
               where=where)
   return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), count)

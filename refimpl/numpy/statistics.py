@@ -28,7 +28,7 @@ from refimpl.numpy.manipulation import (atleast_2d, concatenate, diag, diff, mov
                                         ravel, reshape, transpose)
 from refimpl.numpy.products import dot
 from refimpl.numpy.util import (check_arraylike, promote_args_inexact,
-                                promote_dtypes_inexact)
+                                promote_dtypes_inexact, to_inexact_dtype)
 
 __all__ = ['bincount', 'histogram_bin_edges', 'histogram', 'histogram2d', 'histogramdd',
            'cov', 'corrcoef', 'gradient', 'trapezoid', 'interp', 'ediff1d', 'unwrap',
@@ -77,7 +77,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     raise NotImplementedError("string values for `bins` not implemented.")
   check_arraylike("histogram_bin_edges", a, bins)
   arr = asarray(a)
-  dtype = arr.dtype if dtypes.is_inexact(arr.dtype) else dtypes.default_float_dtype()
+  dtype = to_inexact_dtype(arr.dtype)
   if np.ndim(bins) == 1:
     return asarray(bins, dtype=dtype)
   bins = operator.index(concrete(bins, "bins argument of histogram_bin_edges"))

@@ -37,9 +37,7 @@ def promote_dtypes(*args):
 def promote_dtypes_inexact(*args):
   """As promote_dtypes, then to the default float if the result is not inexact."""
   to_dtype, weak = dtypes.result_type_and_weak_type(*args)
-  if not dtypes.is_inexact(to_dtype):
-    to_dtype = dtypes.default_float_dtype()
-  return [lax.convert_element_type(x, to_dtype, weak) for x in args]
+  return [lax.convert_element_type(x, to_inexact_dtype(to_dtype), weak) for x in args]
 
 
 def promote_dtypes_numeric(*args):

@@ -4,7 +4,7 @@
 Results are inexact except for `polyadd`/`polysub` (which keep integers).
 Unlike NumPy, products and quotients keep leading zeros (their shape is
 static) unless `trim_leading_zeros=True`, which needs concrete values.
-`polyval` evaluates by Horner's rule, unrolled (JAX uses `lax.scan`);
+`polyval` evaluates by Horner's rule in a `lax.scan`, as JAX;
 `roots` finds the eigenvalues of the companion matrix.
 """
 
@@ -167,15 +167,13 @@ def polyint(p, m=1, k=None):
 @functools.partial(jit, static_argnames=("unroll",))
 def polyval(p, x, *, unroll=16):
   """The polynomial `p` (coefficients along its first axis) at `x`, by
-  Horner's rule: `y = y * x + p[i]` for each coefficient, in the inexact
-  dtype. JAX loops with `lax.scan` (`unroll` steps per iteration); the
-  reference unrolls the loop fully and ignores `unroll`."""
+  Horner's rule in a `lax.scan` over the coefficients (`unroll` steps per
+  iteration, as JAX): `y = y * x + p[i]` from `y = 0`, in the inexact dtype."""
   p, x = ensure_arraylike("polyval", p, x)
   p, x = promote_dtypes_inexact(p, x)
   shape = np.broadcast_shapes(p.shape[1:], x.shape)
   y = lax.full_like(x, 0, shape=shape, dtype=x.dtype)
-  for coefficient in p:
-    y = y * x + coefficient
+  y, _ = lax.scan(lambda y, coefficient: (y * x + coefficient, None), y, p, unroll=unroll)
   return y
 
 

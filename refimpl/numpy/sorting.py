@@ -32,6 +32,7 @@ from refimpl.numpy.manipulation import concatenate, diff, moveaxis, ravel, swapa
 from refimpl.numpy.reductions import any as _any, cumsum, sum as _sum
 from refimpl.numpy.ufuncs import isnan, where
 from refimpl.numpy.util import check_arraylike, promote_dtypes, promote_dtypes_inexact
+from refimpl.numpy.vectorize import vectorize
 
 __all__ = ['sort', 'argsort', 'lexsort', 'partition', 'argpartition', 'sort_complex',
            'searchsorted', 'digitize', 'quantile', 'nanquantile', 'percentile',
@@ -202,6 +203,30 @@ def _keys_less(x_keys, y_keys, or_equal):
   return result
 
 
+def _searchsorted_scan(sorted_arr, query, side, dtype, unrolled):
+  """Binary search, as JAX: for each query (vectorized over its elements) a
+  `scan` of ceil(log2(n + 1)) bisection steps of the carry (low, high), the
+  answer being the final `high`; `unrolled` unrolls the scan fully."""
+  n = sorted_arr.shape[0]
+  n_levels = int(np.ceil(np.log2(n + 1)))
+
+  def search(q):
+    def step(carry, _):
+      low, high = carry
+      mid = lax.div(lax.add(low, high), _const(low, 2))
+      # 'left': the answer is at or before mid when q <= a[mid]; 'right': when q < a[mid]
+      go_left = _keys_less(_order_keys(q), _order_keys(sorted_arr[mid]),
+                           or_equal=side == "left")
+      return (lax.select(go_left, low, mid), lax.select(go_left, mid, high)), ()
+
+    init = (np.array(0, dtype), np.array(n, dtype))
+    (_, high), _ = lax.scan(step, init, (), length=n_levels,
+                            unroll=n_levels if unrolled else 1)
+    return high
+
+  return vectorize(search)(query)
+
+
 def _searchsorted_compare_all(sorted_arr, query, side, dtype):
   """Counts, for each query q, the elements a with a < q ('left') or a <= q
   ('right') in the sort order: every pair compared."""
@@ -236,10 +261,10 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   """Where to insert `v` into sorted 1-D `a` to keep it sorted: for 'left'
   the first suitable index, for 'right' the last. int32 indices.
 
-  Compares in the sort order (NaNs last). `method` only chooses how: 'scan'
-  (JAX's default, a binary search with lax.scan there) and 'scan_unrolled'
-  are computed here as 'compare_all' (compare every pair and count);
-  'sort' ranks by sorting. All give the same result.
+  Compares in the sort order (NaNs last). `method` only chooses how, as in
+  JAX: 'scan' (the default) is a binary search in a `lax.scan` per query,
+  'scan_unrolled' the same scan fully unrolled, 'compare_all' compares every
+  pair and counts, 'sort' ranks by sorting. All give the same result.
   """
   if sorter is None:
     a, v = ensure_arraylike("searchsorted", a, v)
@@ -259,7 +284,10 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   dtype = np.int32 if a.shape[0] <= np.iinfo(np.int32).max // 2 else np.int64
   if a.shape[0] == 0:
     return lax.full_like(v, 0, dtype=dtype)
-  search = _searchsorted_sort if method == "sort" else _searchsorted_compare_all
+  search = {"scan": functools.partial(_searchsorted_scan, unrolled=False),
+            "scan_unrolled": functools.partial(_searchsorted_scan, unrolled=True),
+            "sort": _searchsorted_sort,
+            "compare_all": _searchsorted_compare_all}[method]
   return search(a, v, side, dtype)
 
 

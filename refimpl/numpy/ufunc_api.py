@@ -5,10 +5,12 @@ and has NumPy's methods `outer`, `reduce`, `accumulate`, `at` and `reduceat`.
 The jnp ufuncs (`jnp.add`, `jnp.maximum`, `jnp.logical_and`, ..., built in
 refimpl/numpy/ufuncs.py) bring their own call and, where JAX has one, a fast
 implementation of a method (`jnp.add.reduce` is `jnp.sum`, `jnp.add.at` is
-`x.at[i].add`). Every other method folds the call over the array: JAX folds
-with `fori_loop`/`scan`; here the folds are unrolled Python loops (same
-values, a longer jaxpr). The call of a `frompyfunc` ufunc maps its function
-over the elements with `jnp.vectorize`, as JAX does.
+`x.at[i].add`). Every other method folds the call over the array with
+structured control flow, as JAX does: `reduce` and `reduceat` in a
+`lax.fori_loop` (static bounds, so one `scan` equation), `accumulate` and
+`at` in a `lax.scan`; the call is traced once, in the loop body. The call of
+a `frompyfunc` ufunc maps its function over the elements with
+`jnp.vectorize`, as JAX does.
 
 As in JAX, the methods (and the call of a `frompyfunc` ufunc) are jitted with
 the ufunc a static argument, so a traced program shows `jit[name=reduce]`.
@@ -156,16 +158,19 @@ class ufunc:
       final_shape = arr.shape[:axis] + (1,) * keepdims + arr.shape[axis + 1:]
     arr = jnp.moveaxis(arr, axis, 0)
     where = None if where is None else jnp.moveaxis(where, axis, 0)
-    if arr.shape[0] == 0:
+    if arr.shape[0] == 0:  # JAX traces the loop body here, which fails to index the axis
       if initial is None:
         raise ValueError(f"zero-size array to reduction operation {self.__name__} "
                          "which has no identity")
       return lax.full(final_shape, initial, dtype)
+
+    def body(i, result):
+      step = self(result, arr[i].astype(dtype))
+      return step if where is None else jnp.where(where[i], step, result)
+
     start, result = (1, arr[0]) if initial is None else (0, initial)
     result = jnp.broadcast_to(jnp.asarray(result).astype(dtype), arr.shape[1:])
-    for i in range(start, arr.shape[0]):
-      step = self(result, arr[i].astype(dtype))
-      result = step if where is None else jnp.where(where[i], step, result)
+    result = lax.fori_loop(start, arr.shape[0], body, result)
     return jnp.reshape(result, final_shape) if keepdims else result
 
   # --- accumulate -----------------------------------------------------------------------
@@ -190,10 +195,14 @@ class ufunc:
     if arr.size == 0:
       return lax.full(arr.shape, 0, dtype)
     arr = jnp.moveaxis(arr, axis, 0)
-    results = [arr[0].astype(dtype)]
-    for i in range(1, arr.shape[0]):
-      results.append(self(results[-1], arr[i].astype(dtype)))
-    return jnp.moveaxis(jnp.stack(results), 0, axis)
+
+    def step(carry, _):  # as JAX: step 0 computes and discards func(arr[0], arr[0])
+      i, x = carry
+      y = jnp.where(i == 0, arr[0].astype(dtype), self(x, arr[i].astype(dtype)))
+      return (i + 1, y), y
+
+    _, result = lax.scan(step, (0, arr[0].astype(dtype)), None, length=arr.shape[0])
+    return jnp.moveaxis(result, 0, axis)
 
   # --- at -------------------------------------------------------------------------------
 
@@ -225,15 +234,21 @@ class ufunc:
     shape = np.broadcast_shapes(*index_shapes) if index_shapes else ()
     if not shape:
       return a.at[indices].set(self(a.at[indices].get(), *args))
+    if math.prod(shape) == 0:  # no updates; JAX traces the loop body, which fails to index
+      return a
     if args:
       value_shape = args[0].shape[len(shape):]
       args = (jnp.reshape(jnp.broadcast_to(args[0], shape + value_shape),
                           (math.prod(shape),) + value_shape),)
     indices = [i if isinstance(i, slice) else jnp.ravel(jnp.broadcast_to(i, shape))
                for i in indices]
-    for k in range(math.prod(shape)):
+
+    def step(carry, _):
+      k, a = carry
       idx = tuple(i if isinstance(i, slice) else i[k] for i in indices)
-      a = a.at[idx].set(self(a.at[idx].get(), *(x[k] for x in args)))
+      return (k + 1, a.at[idx].set(self(a.at[idx].get(), *(x[k] for x in args)))), None
+
+    (_, a), _ = lax.scan(step, (0, a), None, length=math.prod(shape))
     return a
 
   # --- reduceat -------------------------------------------------------------------------
@@ -262,16 +277,17 @@ class ufunc:
     if axis is None or isinstance(axis, (tuple, list)):
       raise ValueError("reduceat requires a single integer axis.")
     axis = canonicalize_axis(axis, a.ndim)
-    a = jnp.moveaxis(a, axis, 0)
-    result = a[indices]
-    bounds = jnp.concatenate([indices, jnp.asarray([a.shape[0]], dtype=indices.dtype)])
-    rank_rest = (1,) * (a.ndim - 1)
-    starts = jnp.reshape(bounds[:-1], (-1,) + rank_rest)
-    ends = jnp.reshape(bounds[1:], (-1,) + rank_rest)
-    for i in range(a.shape[0]):
-      inside = (i > starts) & (i < ends)
-      result = jnp.where(inside, self(result, a[i]), result)
-    return jnp.moveaxis(result, 0, axis)
+    result = jnp.take(a, indices, axis=axis)
+    bounds = lax.expand_dims(jnp.append(indices, a.shape[axis]),
+                             [d for d in range(a.ndim) if d != axis])
+    starts = lax.slice_in_dim(bounds, 0, bounds.shape[axis] - 1, axis=axis)
+    ends = lax.slice_in_dim(bounds, 1, bounds.shape[axis], axis=axis)
+
+    def body(i, result):  # element i joins each segment with start < i < end
+      step = self(result, jnp.take(a, lax.expand_dims(i, (0,)), axis=axis))
+      return jnp.where((i > starts) & (i < ends), step, result)
+
+    return lax.fori_loop(0, a.shape[axis], body, result)
 
 
 def frompyfunc(func, /, nin, nout, *, identity=None):

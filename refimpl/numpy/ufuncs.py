@@ -1227,8 +1227,15 @@ def astype(x, dtype, /, *, copy=False, device=None):
   return lax.convert_element_type(x, dtype)
 
 
-def _gcd_step(a, b):
+def _gcd_unfinished(carry):
+  """Whether any pair still has b != 0 (`jnp.any`, as one reduce_or)."""
+  _, b = carry
+  return lax.reduce_or(not_equal(b, 0), tuple(range(b.ndim)))
+
+
+def _gcd_step(carry):
   """One Euclid step (a, b) -> (b, a mod b), leaving finished pairs (b == 0) alone."""
+  a, b = carry
   done = equal(b, 0)
   safe_b = _where(done, lax.full_like(b, 1), b)
   return _where(done, a, b), _where(done, b, lax.rem(a, safe_b))
@@ -1238,16 +1245,19 @@ def _gcd_step(a, b):
 def gcd(x1, x2, /):
   """Greatest common divisor of |x1| and |x2| (gcd(0, 0) is 0), integers only.
 
-  Euclid's algorithm, unrolled: b-bit operands need at most 1.45 b steps
-  (consecutive Fibonacci numbers are the worst case).
+  Euclid's algorithm in a `lax.while_loop`, as JAX: steps run while any pair
+  is unfinished. JAX's step also swaps each pair into order (a >= b), which
+  does nothing for non-negative operands; but abs(INT_MIN) wraps to INT_MIN,
+  and there JAX's loop can cycle forever. This step leaves finished pairs
+  alone instead, so |b| shrinks every step and the loop always ends, with
+  the values of conformance divergence `gcd_of_int_min`.
   """
   check_arraylike("gcd", x1, x2)
   x1, x2 = promote_dtypes(x1, x2)
   if not dtypes.is_integer(dtypes.dtype(x1)):
     raise ValueError("Arguments to jax.numpy.gcd must be integers.")
-  a, b = _broadcast_arrays(absolute(x1), absolute(x2))
-  for _ in range(3 * np.dtype(a.dtype).itemsize * 8 // 2):
-    a, b = _gcd_step(a, b)
+  x1, x2 = _broadcast_arrays(x1, x2)
+  a, _ = lax.while_loop(_gcd_unfinished, _gcd_step, (absolute(x1), absolute(x2)))
   return a
 
 

@@ -135,10 +135,15 @@ def test_polyval_matches_numpy(p, x):
   _close(jnp.polyval(p.astype(np.int32), 2), np.polyval(p, 2), np.float32)
 
 
-def test_polyval_lowering_is_horner():
+def test_polyval_lowering_is_horner_in_a_scan():
+  """As JAX: a scan over the coefficients (unroll=16) whose body is y * x + p."""
   jaxpr = jax.make_jaxpr(jnp.polyval)(np.ones(3, np.float32), np.ones(2, np.float32))
-  inner = [e.primitive.name for e in jaxpr.eqns[0].params["jaxpr"].jaxpr.eqns]
-  assert inner.count("mul") == 3 and inner.count("add") == 3
+  inner = jaxpr.eqns[0].params["jaxpr"].jaxpr.eqns
+  scan, = [e for e in inner if e.primitive.name == "scan"]
+  assert scan.params["length"] == 3 and scan.params["unroll"] == 16
+  assert [e.primitive.name for e in scan.params["jaxpr"].jaxpr.eqns] == ["mul", "add"]
+  p, x = np.array([1., -2., 3.], np.float32), np.array([0.5, 2.], np.float32)
+  np.testing.assert_allclose(jax.grad(lambda x: jnp.polyval(p, x).sum())(x), 2 * x - 2)
 
 
 # --- poly and roots ----------------------------------------------------------------------------

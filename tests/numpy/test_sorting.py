@@ -181,6 +181,31 @@ def test_searchsorted_examples_and_errors():
     jnp.searchsorted(np.ones((2, 2)), v)
 
 
+def test_searchsorted_scan_is_a_binary_search_in_a_scan():
+  # As JAX: 'scan' and 'scan_unrolled' are one scan of ceil(log2(n + 1)) steps
+  # (vectorized over the queries), unrolled fully for 'scan_unrolled'.
+  a = np.arange(6, dtype=np.float32)
+  v = np.array([[-1.0, 2.0, 2.5], [5.0, 9.0, np.nan]], np.float32)
+  for method, unroll in (("scan", 1), ("scan_unrolled", 3)):
+    text = str(jax.make_jaxpr(lambda a, v, m=method: jnp.searchsorted(a, v, method=m))(a, v))
+    assert text.count("scan[") == 1 and "length=3" in text and f"unroll={unroll}\n" in text
+  for method in ("sort", "compare_all"):
+    assert "scan[" not in str(jax.make_jaxpr(
+        lambda a, v, m=method: jnp.searchsorted(a, v, method=m))(a, v))
+  for side in ("left", "right"):
+    expected = np.searchsorted(a, v, side=side)
+    search = lambda a, v, s=side: jnp.searchsorted(a, v, side=s)
+    _equal(jax.jit(search)(a, v), expected, np.int32)
+    _equal(jax.vmap(search, (None, 0))(a, v), expected, np.int32)
+    # a batch of sorted arrays, each searched for its own queries
+    rows = np.stack([a, a * 2])
+    _equal(jax.vmap(search)(rows, v),
+           [np.searchsorted(r, q, side=side) for r, q in zip(rows, v)], np.int32)
+  # differentiating through a search (jnp.interp-style): the search sees primals only
+  slope = jax.grad(lambda x: jnp.take(a * a, jnp.searchsorted(a, x)) * x)(np.float32(2.5))
+  assert slope == 9.0
+
+
 @given(arrays(np.float32, (5,), elements=st.integers(-3, 3).map(float)),
        arrays(np.float32, shapes(max_dims=2), elements=st.sampled_from(
            [-4.0, -3.0, -1.5, 0.0, 1.0, 2.5, 3.0, np.nan])),

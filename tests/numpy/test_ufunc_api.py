@@ -52,9 +52,10 @@ def test_fast_methods_replace_folding_and_are_not_part_of_equality():
   assert fast == jnp.ufunc(plus, 2, 1, identity=0)  # as in JAX: the methods are not compared
   assert fast.reduce(np.arange(4), axis=0).tolist() == 6
   assert calls == [dict(axis=0, dtype=None, keepdims=False, initial=None, where=None)]
-  # the fast path is one reduce_sum; folding calls the ufunc on each element (from 0)
+  # the fast path is one reduce_sum; folding calls the ufunc in the body of a loop
   assert "reduce_sum" in str(jax.make_jaxpr(fast.reduce)(np.arange(4)))
-  assert str(jax.make_jaxpr(ADD.reduce)(np.arange(4))).count("name=_call_vectorized") == 4
+  folded = str(jax.make_jaxpr(ADD.reduce)(np.arange(4)))
+  assert "scan[" in folded and "reduce_sum" not in folded
 
 
 def test_methods_and_calls_trace_as_jitted_functions():
@@ -137,6 +138,60 @@ def test_ufunc_at_and_reduceat_match_numpy():
                                   np.subtract.reduceat(x, idx, axis=axis))
   with pytest.raises(NotImplementedError, match="inplace=False"):
     ADD.at(np.arange(3), 0, 1)
+
+
+MUL = jnp.frompyfunc(operator.mul, 2, 1, identity=1)
+
+
+def _methods(ufunc):
+  """Each folding method as a function of `x` (shape (2, 3)), along axis 1."""
+  return {
+      "reduce": lambda x: ufunc.reduce(x, axis=1),
+      "accumulate": lambda x: ufunc.accumulate(x, axis=1),
+      "at": lambda x: ufunc.at(x[0], np.array([0, 0, 2]), x[1], inplace=False),
+      "reduceat": lambda x: ufunc.reduceat(x, np.array([0, 2]), axis=1),
+  }
+
+
+def test_folding_methods_loop_as_jax_does():
+  # As JAX: reduce and reduceat fold in a fori_loop with static bounds, which is
+  # a scan; accumulate and at in a scan. The ufunc is traced once, in the body.
+  # reduce starts from x[:, 0]; at takes one step per index.
+  lengths = {"reduce": 2, "accumulate": 3, "at": 3, "reduceat": 3}
+  x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+  for name, method in _methods(SUB).items():
+    text = str(jax.make_jaxpr(method)(x))
+    assert text.count("scan[") == 1 and "while[" not in text, name
+    assert text.count("name=_call_vectorized") == 1, name
+    assert f"length={lengths[name]}" in text, name
+
+
+def test_folding_methods_under_jit_vmap_and_grad():
+  x = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+  expected = {"reduce": np.subtract.reduce(x, axis=1),
+              "accumulate": np.subtract.accumulate(x, axis=1),
+              "reduceat": np.subtract.reduceat(x, [0, 2], axis=1)}
+  at = x[0].copy()
+  np.subtract.at(at, [0, 0, 2], x[1])
+  expected["at"] = at
+  for name, method in _methods(SUB).items():
+    np.testing.assert_array_equal(method(x), expected[name], err_msg=name)
+    np.testing.assert_array_equal(jax.jit(method)(x), expected[name], err_msg=name)
+  # vmap over rows: each row alone, as a 1-D fold
+  rows = np.stack([x, x[::-1] * 2])
+  for name, method in _methods(SUB).items():
+    np.testing.assert_array_equal(jax.vmap(method)(rows),
+                                  np.stack([method(r) for r in rows]), err_msg=name)
+  np.testing.assert_array_equal(jax.vmap(lambda r: SUB.reduce(r))(x),
+                                np.subtract.reduce(x, axis=1))
+  # reverse mode through the loops: products' gradients, by hand
+  grads = {name: jax.grad(lambda x, m=method: m(x).sum())(x)
+           for name, method in _methods(MUL).items()}
+  np.testing.assert_allclose(grads["reduce"], [[6, 3, 2], [30, 24, 20]])
+  np.testing.assert_allclose(grads["accumulate"], [[9, 4, 2], [36, 28, 20]])
+  # at: a[0] = 1 * 4 * 5, a[2] = 3 * 6
+  np.testing.assert_allclose(grads["at"], [[20, 1, 6], [5, 4, 3]])
+  np.testing.assert_allclose(grads["reduceat"], [[2, 1, 1], [5, 4, 1]])
 
 
 def test_ufunc_method_errors():

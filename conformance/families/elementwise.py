@@ -669,7 +669,9 @@ _SMOOTH_UNARY = [
     (lax.log1p, "log1p", _r(-0.9, 5), _c((-0.5, 2), (-1, 1))),
     (lax.logistic, "logistic", _r(-5, 5), _c((-1, 1), (-1, 1))),
     (lax.sqrt, "sqrt", _r(0.1, 5), _c((0.1, 2), (-2, 2))),
-    (lax.rsqrt, "rsqrt", _r(0.1, 5), _c((0.1, 2), (-2, 2))),
+    # rsqrt from 0.3: its fourth derivative (~6.6 x**-4.5) makes the order-2
+    # central difference too inexact below
+    (lax.rsqrt, "rsqrt", _r(0.3, 5), _c((0.3, 2), (-2, 2))),
     (lax.cbrt, "cbrt", _r_nonzero(0.1, 5), None),
     (lax.square, "square", _r(-3, 3), _c((-2, 2), (-2, 2))),
     (lax.sin, "sin", _r(-3, 3), _c((-2, 2), (-2, 2))),

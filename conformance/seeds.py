@@ -899,12 +899,75 @@ def lax_fori_loop():
   assert_array(ex.value, 45, np.int32)
 
 
+# --- 000 Sharp Bits: random numbers -------------------------------------------
+
+@check(f"{SHARP_BITS} / Random Numbers")
+def prng_key_reuse():
+  """A key is two uint32 ([0 0] for seed 0); the same key gives the same
+  numbers and is not changed by use."""
+  ex = run_example("""
+      from refimpl import random
+      key = random.PRNGKey(0)
+      key
+      """)
+  assert_array(ex.value, [0, 0], np.uint32)
+  ex = run_example("""
+      from refimpl import random
+      key = random.PRNGKey(0)
+      print(random.normal(key, shape=(1,)))
+      print(key)
+      # No no no!
+      print(random.normal(key, shape=(1,)))
+      print(key)
+      """)
+  lines = ex.out.splitlines()
+  assert len(lines) == 4 and lines[0] == lines[2] and lines[0].startswith("["), lines
+  assert lines[1] == lines[3] == "[0 0]", lines
+
+
+@check(f"{SHARP_BITS} / Random Numbers")
+def prng_split():
+  """split gives JAX's keys (partitionable threefry); normal of a subkey is
+  float32[1]; split(key, 4) gives 4 keys whose normals differ."""
+  ex = run_example(r"""
+      from refimpl import random
+      key = random.PRNGKey(0)
+      print("old key", key)
+      key, subkey = random.split(key)
+      normal_pseudorandom = random.normal(subkey, shape=(1,))
+      print("    \---SPLIT --> new key   ", key)
+      print("             \--> new subkey", subkey, "--> normal", normal_pseudorandom)
+      key, *subkeys = random.split(key, 4)
+      for subkey in subkeys:
+        print(random.normal(subkey, shape=(1,)))
+      """)
+  lines = ex.out.splitlines()
+  assert lines[0] == "old key [0 0]", lines
+  assert lines[1] == "    \\---SPLIT --> new key    [1797259609 2579123966]", lines
+  assert lines[2].startswith("             \\--> new subkey [ 928981903 3453687069] --> normal ["), lines
+  assert ex.ns["normal_pseudorandom"].dtype == np.float32
+  assert len(lines) == 6 and len(set(lines[3:])) == 3, lines
+
+
+@check(f"{SHARP_BITS} / Double (64bit) precision")
+def x64_random_uniform():
+  """uniform(dtype=jnp.float64) warns and gives float32 without x64, float64 with."""
+  source = "x = random.uniform(random.PRNGKey(0), (1000,), dtype=jnp.float64)\nx.dtype\n"
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    ex = run_example("from refimpl import random\n", source)
+  assert ex.value == np.float32, ex.value
+  assert any("truncated to dtype float32" in str(w.message) for w in caught)
+  with refimpl.enable_x64():
+    ex = run_example("from refimpl import random\n", source)
+  assert ex.value == np.float64, ex.value
+  x = np.asarray(ex.ns["x"])
+  assert x.shape == (1000,) and 0 <= x.min() and x.max() < 1
+
+
 # --- pending -----------------------------------------------------------------
 
 PENDING = [
-    Pending("prng_key_reuse", f"{SHARP_BITS} / Random Numbers", "PRNG: random.PRNGKey, random.normal (same key, same numbers)"),
-    Pending("prng_split", f"{SHARP_BITS} / Random Numbers", "PRNG: random.split (2 and 4 keys), normal of subkeys"),
-    Pending("x64_random_uniform", f"{SHARP_BITS} / Double (64bit) precision", "PRNG: random.uniform(dtype=jnp.float64) is float32 without x64, float64 with"),
-    Pending("selu_random_normal", f"{QUICK_START} / JIT", "PRNG: random.key(1701), random.normal(key, (1_000_000,))"),
-    Pending("batched_random_split", f"{QUICK_START} / Auto-vectorization", "PRNG: random.split(key), random.normal for mat and batched_x"),
+    Pending("selu_random_normal", f"{QUICK_START} / JIT", "PRNG typed keys: random.key(1701) (raw keys only so far), random.normal(key, (1_000_000,))"),
+    Pending("batched_random_split", f"{QUICK_START} / Auto-vectorization", "PRNG typed keys: key = random.key(1701) (raw keys only so far), then random.split(key), random.normal"),
 ]

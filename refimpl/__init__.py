@@ -29,6 +29,7 @@ from refimpl.callback import pure_callback  # noqa: F401
 from refimpl.dtypes import float0  # noqa: F401
 from refimpl.array import Array  # noqa: F401
 from refimpl import numpy, lax, nn, scipy  # noqa: F401
+from refimpl import random  # noqa: F401
 from refimpl.backends import register_backend  # noqa: F401
 
 __version__ = "0.1.0"

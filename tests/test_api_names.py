@@ -21,6 +21,7 @@ MODULES = {
     "jax.tree_util": "refimpl.tree_util",
     "jax.errors": "refimpl.errors",
     "jax.debug": "refimpl.debug",
+    "jax.random": "refimpl.random",
 }
 
 

@@ -1,0 +1,288 @@
+"""The threefry2x32 PRNG of `jax.random`: counter-based and splittable.
+
+A *raw key* is a `uint32[2]` array. Everything random is computed from keys
+by one hash, `threefry2x32` (Salmon et al., "Parallel random numbers: as
+easy as 1, 2, 3", SC 2011, with 20 rounds), applied to counters:
+
+* `threefry_seed(seed)` makes a key from an integer seed;
+* `threefry_split(key, shape)` derives new keys, `threefry_fold_in(key, n)`
+  one key per integer `n`;
+* `threefry_random_bits(key, bit_width, shape)` derives an array of bits.
+
+Split and random_bits have two algorithms, chosen by the config option
+`jax_threefry_partitionable` (True by default, as in JAX; the context
+manager `refimpl.threefry_partitionable(False)` selects the legacy one):
+
+* partitionable: element i (row-major index, a 64-bit counter) of the
+  result hashes the counter pair (hi32(i), lo32(i)) with the key, so every
+  element depends only on its own index;
+* legacy: the hash is applied to the counters 0, 1, ..., n-1 split in two
+  halves (see `threefry_2x32`), so an element depends on the result's size.
+
+`docs/random.md` restates the whole scheme precisely.
+"""
+
+import math
+
+import numpy as np
+
+from refimpl import core, dtypes
+from refimpl.config import config
+from refimpl.core import Primitive, ShapedArray
+from refimpl.interpreters import ad, batching
+from refimpl.lax.rules import broadcasting_shape
+
+__all__ = [
+    'threefry2x32_p', 'iota_2x32_shape_p', 'threefry_2x32', 'iota_2x32_shape',
+    'threefry_seed', 'threefry_split', 'threefry_fold_in', 'threefry_random_bits',
+    'UINT_DTYPES',
+]
+
+UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16),
+               32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
+"""The unsigned dtype of each bit width."""
+
+ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+"""Threefry-2x32's rotation distances: the 4 rounds of even groups use the
+first row, the 4 rounds of odd groups the second."""
+
+KEY_SCHEDULE_PARITY = 0x1BD11BDA
+"""The constant in Threefry's third key word: k2 = k0 ^ k1 ^ 0x1BD11BDA."""
+
+
+# --- the hash ---------------------------------------------------------------------
+
+threefry2x32_p = Primitive("threefry2x32")
+threefry2x32_p.multiple_results = True
+
+
+def _rotate_left(x, d):
+  """The uint32 `x` rotated left by `d` bits (0 < d < 32)."""
+  return (x << np.uint32(d)) | (x >> np.uint32(32 - d))
+
+
+@threefry2x32_p.def_impl
+def _threefry2x32_impl(key1, key2, x1, x2):
+  """The Threefry-2x32 block cipher with 20 rounds, elementwise: for each
+  element, the key (key1, key2) encrypts the counter pair (x1, x2).
+
+  All arithmetic is on uint32 and wraps modulo 2**32; `rotl(v, d)` is
+  `(v << d) | (v >> (32 - d))`.
+
+  * Key schedule: ks = [key1, key2, key1 ^ key2 ^ 0x1BD11BDA].
+  * Initial key injection: a = x1 + ks[0]; b = x2 + ks[1].
+  * Five groups g = 0..4 of four rounds. Each round with rotation r does
+    a = a + b; b = rotl(b, r); b = a ^ b. Groups with even g use the
+    rotations (13, 15, 26, 6), odd g use (17, 29, 16, 24). After group g:
+    a = a + ks[(g + 1) % 3]; b = b + ks[(g + 2) % 3] + (g + 1).
+  * The outputs are (a, b).
+
+  Known answer (Random123): key (0, 0), counter (0, 0) gives
+  (0x6b200159, 0x99ba4efe).
+
+  Shape rule: the four operands broadcast as `add`'s do (rank-0 operands
+  broadcast against anything, otherwise equal ranks with size-1 dimensions
+  broadcasting); both outputs have the broadcast shape. Dtype rule: every
+  operand must be uint32 (else TypeError); outputs are uint32. Empty
+  operands give empty outputs.
+  """
+  shape = np.broadcast_shapes(*(np.shape(v) for v in (key1, key2, x1, x2)))
+  k0, k1, a, b = (np.broadcast_to(np.asarray(v, np.uint32), shape).copy()
+                  for v in (key1, key2, x1, x2))
+  ks = [k0, k1, k0 ^ k1 ^ np.uint32(KEY_SCHEDULE_PARITY)]
+  with np.errstate(over="ignore"):
+    a, b = a + ks[0], b + ks[1]
+    for g in range(5):
+      for r in ROTATIONS[g % 2]:
+        a = a + b
+        b = a ^ _rotate_left(b, r)
+      a = a + ks[(g + 1) % 3]
+      b = b + ks[(g + 2) % 3] + np.uint32(g + 1)
+  return [np.asarray(a, np.uint32), np.asarray(b, np.uint32)]
+
+
+@threefry2x32_p.def_abstract_eval
+def _threefry2x32_abstract_eval(*avals):
+  if any(a.dtype != np.uint32 for a in avals):
+    raise TypeError("Arguments to threefry2x32 must have uint32 type, got "
+                    f"{', '.join(str(a) for a in avals)}")
+  shape = broadcasting_shape("threefry2x32", *avals)
+  return [ShapedArray(shape, np.uint32)] * 2
+
+
+batching.defbroadcasting(threefry2x32_p)
+ad.defjvp_zero(threefry2x32_p)
+
+
+iota_2x32_shape_p = Primitive("iota_2x32_shape")
+iota_2x32_shape_p.multiple_results = True
+
+
+@iota_2x32_shape_p.def_impl
+def _iota_2x32_shape_impl(*, shape):
+  """The row-major positions 0, 1, ..., prod(shape) - 1 of an array of
+  `shape`, as 64-bit counters split in two uint32 arrays (hi, lo) of `shape`:
+  hi = position >> 32, lo = position & 0xFFFFFFFF.
+
+  Shape rule: both outputs have `shape` (a non-empty tuple); dtype uint32.
+  """
+  counts = np.arange(math.prod(shape), dtype=np.uint64).reshape(shape)
+  return [(counts >> np.uint64(32)).astype(np.uint32), counts.astype(np.uint32)]
+
+
+@iota_2x32_shape_p.def_abstract_eval
+def _iota_2x32_shape_abstract_eval(*, shape):
+  return [ShapedArray(shape, np.uint32)] * 2
+
+
+ad.defjvp_zero(iota_2x32_shape_p)
+
+
+def iota_2x32_shape(shape):
+  """(hi, lo): the row-major positions in an array of `shape` as 64-bit
+  counters, split in two uint32 arrays of `shape` (zeros for shape ())."""
+  from refimpl import lax
+  shape = core.canonicalize_shape(shape)
+  if not shape:
+    return (lax.full((), 0, np.uint32),) * 2
+  return iota_2x32_shape_p.bind(shape=shape)
+
+
+def threefry_2x32(keypair, count):
+  """Hashes the uint32 array `count` with the key `keypair` (legacy layout).
+
+  The flattened count (padded with one 0 when its size n is odd) is cut in
+  two halves x1, x2; the hash of the pairs (x1[i], x2[i]) gives (y1, y2), and
+  the result is concatenate(y1, y2) without the padding, reshaped to
+  `count.shape`. Requires uint32 operands (TypeError otherwise).
+  """
+  from refimpl import lax
+  import refimpl.numpy as jnp
+  key1, key2 = keypair[0], keypair[1]
+  if not lax.dtype(key1) == lax.dtype(key2) == lax.dtype(count) == np.uint32:
+    raise TypeError("threefry_2x32 requires uint32 arguments, got "
+                    f"{[lax.dtype(x) for x in (key1, key2, count)]}")
+  flat = jnp.ravel(count)
+  odd = flat.shape[0] % 2
+  if odd:
+    flat = jnp.concatenate([flat, np.zeros(1, np.uint32)])
+  x1, x2 = jnp.split(flat, 2)
+  out = jnp.concatenate(threefry2x32_p.bind(key1, key2, x1, x2))
+  return lax.reshape(out[:-1] if odd else out, np.shape(count))
+
+
+# --- the key functions --------------------------------------------------------------
+
+def threefry_seed(seed):
+  """The raw key of an integer scalar `seed`: [seed >> 32 (logical), seed &
+  0xFFFFFFFF] as uint32, i.e. [0, seed mod 2**32] for a 32-bit seed and the
+  high and low words of a 64-bit seed (x64 on).
+
+  Raises TypeError for a non-scalar or non-integer seed.
+  """
+  from refimpl import lax
+  import refimpl.numpy as jnp
+  if np.shape(seed):
+    raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
+  if not dtypes.issubdtype(lax.dtype(seed), np.integer):
+    raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+
+  def convert(k):
+    return lax.expand_dims(lax.convert_element_type(k, np.uint32), [0])
+  k1 = convert(lax.shift_right_logical(seed, np.array(32, lax.dtype(seed))))
+  k2 = convert(jnp.bitwise_and(seed, np.uint32(0xFFFFFFFF)))
+  return lax.concatenate([k1, k2], 0)
+
+
+def threefry_split(key, shape):
+  """`prod(shape)` new keys from `key`, as uint32[*shape, 2].
+
+  Partitionable: key j (row-major) is threefry2x32(key, (hi32(j), lo32(j))).
+  Legacy: the hash `threefry_2x32(key, [0, 1, ..., 2n - 1])` reshaped to
+  (*shape, 2).
+  """
+  from refimpl import lax
+  import refimpl.numpy as jnp
+  shape = core.canonicalize_shape(shape)
+  if config.jax_threefry_partitionable:
+    counts1, counts2 = iota_2x32_shape(shape)
+    bits1, bits2 = threefry2x32_p.bind(key[0], key[1], counts1, counts2)
+    return jnp.stack([bits1, bits2], axis=len(shape))
+  counts = lax.iota(np.uint32, math.prod(shape) * 2)
+  return lax.reshape(threefry_2x32(key, counts), (*shape, 2))
+
+
+def threefry_fold_in(key, data):
+  """The key `threefry_2x32(key, threefry_seed(data))` for a uint32 scalar
+  `data`: the hash of the counter pair (0, data). The same in both modes."""
+  return threefry_2x32(key, threefry_seed(data))
+
+
+def threefry_random_bits(key, bit_width, shape):
+  """An array of `shape` of uniformly random uint<bit_width> from `key`.
+
+  `bit_width` is 8, 16, 32 or 64 (TypeError otherwise); `key` must be a
+  uint32[2] raw key (TypeError otherwise).
+  """
+  from refimpl import lax
+  if not (np.shape(key) == (2,) and lax.dtype(key) == np.uint32):
+    raise TypeError("threefry_random_bits got invalid prng key.")
+  if bit_width not in (8, 16, 32, 64):
+    raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
+  shape = core.canonicalize_shape(shape)
+  if config.jax_threefry_partitionable:
+    return _random_bits_partitionable(key, bit_width, shape)
+  return _random_bits_legacy(key, bit_width, shape)
+
+
+def _random_bits_partitionable(key, bit_width, shape):
+  """Element j (row-major) hashes the counter pair (hi32(j), lo32(j)) to
+  (y1, y2); 64-bit results are (y1 << 32) | y2, 32-bit ones y1 ^ y2, 8- and
+  16-bit ones the low bits of y1 ^ y2."""
+  from refimpl import lax
+  if math.prod(shape) > 2 ** 64:
+    raise NotImplementedError('random bits array of size exceeding 2 ** 64')
+  counts1, counts2 = iota_2x32_shape(shape)
+  bits1, bits2 = threefry2x32_p.bind(key[0], key[1], counts1, counts2)
+  dtype = UINT_DTYPES[bit_width]
+  if bit_width == 64:
+    bits_hi = lax.convert_element_type(bits1, dtype)
+    bits_lo = lax.convert_element_type(bits2, dtype)
+    return lax.shift_left(bits_hi, np.array(32, dtype)) | bits_lo
+  if bit_width == 32:
+    return bits1 ^ bits2
+  return lax.convert_element_type(bits1 ^ bits2, dtype)
+
+
+def _random_bits_legacy(key, bit_width, shape):
+  """m = ceil(bit_width * n / 32) words `threefry_2x32(key, [0, ..., m-1])`
+  (in blocks of 2**32 - 1 counters under split keys if m is that large).
+  64-bit: word halves (w[:m/2] << 32) | w[m/2:]; 8/16-bit: each word's
+  little-endian pieces in order; the first n values, reshaped to `shape`."""
+  from refimpl import lax
+  import refimpl.numpy as jnp
+  size = math.prod(shape)
+  max_count = -(-bit_width * size // 32)
+  nblocks, rem = divmod(max_count, np.iinfo(np.uint32).max)
+  if not nblocks:
+    bits = threefry_2x32(key, lax.iota(np.uint32, rem))
+  else:
+    from refimpl.vectorize import vmap
+    keys = threefry_split(key, (nblocks + 1,))
+    blocks = vmap(threefry_2x32, in_axes=(0, None))(
+        keys[:-1], lax.iota(np.uint32, np.iinfo(np.uint32).max))
+    last = threefry_2x32(keys[-1], lax.iota(np.uint32, rem))
+    bits = lax.concatenate([jnp.ravel(blocks), last], 0)
+  dtype = UINT_DTYPES[bit_width]
+  if bit_width == 64:
+    hi, lo = (lax.convert_element_type(x, dtype) for x in jnp.split(bits, 2))
+    bits = lax.shift_left(hi, np.array(32, dtype)) | lo
+  elif bit_width in (8, 16):
+    pieces = lax.shift_right_logical(
+        lax.broadcast(bits, (1,)),
+        lax.mul(np.uint32(bit_width),
+                lax.broadcasted_iota(np.uint32, (32 // bit_width, 1), 0)))
+    bits = lax.bitwise_and(np.uint32(np.iinfo(dtype).max), pieces)
+    bits = lax.reshape(bits, (max_count * 32 // bit_width,), (1, 0))
+    bits = lax.convert_element_type(bits, dtype)[:size]
+  return lax.reshape(bits, shape)

@@ -182,12 +182,16 @@ def normal(key, shape=(), dtype=float):
                      f"got {dtype}")
   dtype = dtypes.canonicalize_dtype(dtype)
   if dtypes.is_complex(dtype):
-    real_dtype = dtypes.to_real_dtype(dtype)
-    key_re, key_im = _map_keys(lambda k: prng.threefry_split(k, (2,)), key)
-    re = lax.convert_element_type(_normal_real(key_re, shape, real_dtype), dtype)
-    im = lax.convert_element_type(_normal_real(key_im, shape, real_dtype), dtype)
-    return (re + 1j * im) / np.array(np.sqrt(2), dtype)
+    return _map_keys(lambda k: _normal_complex(k, shape, dtype), key)
   return _normal_real(key, shape, dtype)
+
+
+def _normal_complex(key, shape, dtype):
+  real_dtype = dtypes.to_real_dtype(dtype)
+  key_re, key_im = prng.threefry_split(key, (2,))
+  re = lax.convert_element_type(_normal_real(key_re, shape, real_dtype), dtype)
+  im = lax.convert_element_type(_normal_real(key_im, shape, real_dtype), dtype)
+  return (re + 1j * im) / np.array(np.sqrt(2), dtype)
 
 
 def _normal_real(key, shape, dtype):

@@ -152,6 +152,11 @@ def test_batched_keys_warn_as_jax():
     warnings.simplefilter("ignore", FutureWarning)
     with pytest.raises(TypeError, match="split accepts a single key"):
       random.split(keys)
+    # complex normals split each key of the batch in two
+    batched = random.normal(keys, (2,), np.complex64)
+  for i in range(3):
+    np.testing.assert_array_equal(np.asarray(batched[i]),
+                                  np.asarray(random.normal(keys[i], (2,), np.complex64)))
 
 
 def test_key_errors():

@@ -30,7 +30,7 @@ import numpy as np
 __all__ = [
     # tests
     "ks_test", "kolmogorov_sf", "chi_square_test", "chi_square_samples",
-    "check_ks", "check_chi_square", "check_moments",
+    "check_ks", "check_chi_square", "check_moments", "ulp_distance",
     # special functions
     "normal_cdf", "regularized_gamma_p", "regularized_gamma_q", "regularized_beta",
     # continuous CDFs
@@ -571,3 +571,10 @@ def geometric_pmf(k, p):
   k, p = _f64(k, p)
   on = (k >= 1) & (k == np.floor(k))
   return np.where(on, p * np.exp(np.where(on, k - 1, 0.0) * np.log1p(-p)), 0.0)
+
+
+def ulp_distance(x, want):
+  """The largest distance, in float32 units in the last place, between the
+  float32 values of `x` and `want` (elementwise; 0 when bit-identical)."""
+  bits = lambda v: np.asarray(v, np.float32).view(np.int32).astype(np.int64)
+  return int(np.abs(bits(x) - bits(want)).max())

@@ -490,13 +490,14 @@ class custom_vjp:  # noqa: N801 (JAX's name)
       expected = tree_util.tree_structure(tuple(dyn))
       got = tree_util.tree_structure(
           tuple(cts_in) if cts_in is not None else cts_in, is_leaf=lambda x: x is None)
+      structure_error = TypeError(
+          "Custom VJP bwd rule must produce an output with the same container "
+          "(pytree) structure as the args tuple of the primal function, and in "
+          "particular must produce a tuple of length equal to the number of "
+          "arguments to the primal function, but got bwd output structure "
+          f"{got} for primal input structure {expected}.")
       if cts_in is None or len(cts_in) != len(dyn):
-        raise TypeError(
-            "Custom VJP bwd rule must produce an output with the same container "
-            "(pytree) structure as the args tuple of the primal function, and in "
-            "particular must produce a tuple of length equal to the number of "
-            "arguments to the primal function, but got bwd output structure "
-            f"{got} for primal input structure {expected}.")
+        raise structure_error
       leaves_out = []
       for arg, ct_arg in zip(dyn, cts_in):
         arg_leaves, arg_tree = tree_util.tree_flatten(arg)
@@ -506,12 +507,7 @@ class custom_vjp:  # noqa: N801 (JAX's name)
           continue
         ct_leaves, ct_tree = tree_util.tree_flatten(ct_arg, is_leaf=lambda x: x is None)
         if ct_tree != arg_tree and tree_util.tree_structure(ct_arg) != arg_tree:
-          raise TypeError(
-              "Custom VJP bwd rule must produce an output with the same container "
-              "(pytree) structure as the args tuple of the primal function, and in "
-              "particular must produce a tuple of length equal to the number of "
-              "arguments to the primal function, but got bwd output structure "
-              f"{got} for primal input structure {expected}.")
+          raise structure_error
         for a, c in zip(arg_leaves, ct_leaves):
           aval = ad.tangent_aval(core.get_aval(a))
           if c is None:

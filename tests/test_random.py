@@ -21,6 +21,7 @@ from hypothesis import given, strategies as st
 import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import random
+from conformance.random_stats import ulp_distance
 
 GOLDEN = json.loads((pathlib.Path(__file__).parent / "data" / "prng.json").read_text())
 MODES = {True: GOLDEN["threefry_partitionable=True (default)"],
@@ -40,11 +41,6 @@ def assert_exact(x, entry):
   want = expected(entry)
   assert x.dtype == want.dtype and x.shape == want.shape, (x.dtype, x.shape)
   np.testing.assert_array_equal(np.asarray(x), want)
-
-
-def ulp_distance(x, want):
-  bits = lambda v: np.asarray(v, np.float32).view(np.int32).astype(np.int64)
-  return int(np.abs(bits(x) - bits(want)).max())
 
 
 def assert_ulps(x, entry, ulps):

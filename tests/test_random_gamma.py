@@ -30,11 +30,6 @@ K = random.PRNGKey
 N = 6000
 
 
-def ulp_distance(x, want):
-  bits = lambda v: np.asarray(v, np.float32).view(np.int32).astype(np.int64)
-  return int(np.abs(bits(x) - bits(want)).max())
-
-
 GOLDEN_CALLS = {
     "gamma(PRNGKey({}), 2.5, (4,))": lambda k: random.gamma(k, 2.5, (4,)),
     "gamma(PRNGKey({}), 0.3, (4,))": lambda k: random.gamma(k, 0.3, (4,)),
@@ -60,7 +55,7 @@ def test_golden(name, seed):
   want = np.array(entry["data"], entry["dtype"]).reshape(entry["shape"])
   x = GOLDEN_CALLS[name](K(seed))
   assert x.dtype == want.dtype and x.shape == want.shape
-  assert ulp_distance(x, want) <= GAMMA_ULPS
+  assert rs.ulp_distance(x, want) <= GAMMA_ULPS
 
 
 def test_loggamma_is_log_of_gamma_with_the_same_bits():

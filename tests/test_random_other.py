@@ -39,11 +39,6 @@ def expected(name):
   return np.array(entry["data"], entry["dtype"]).reshape(entry["shape"])
 
 
-def ulp_distance(x, want):
-  bits = lambda v: np.asarray(v, np.float32).view(np.int32).astype(np.int64)
-  return int(np.abs(bits(x) - bits(want)).max())
-
-
 # --- golden values ------------------------------------------------------------------
 
 GOLDEN_EXACT = {
@@ -71,7 +66,7 @@ def test_golden_truncated_normal(seed):
   x = random.truncated_normal(K(seed), -1, 2, (4,))
   want = expected(f"truncated_normal(PRNGKey({seed}), -1, 2, (4,))")
   assert x.dtype == want.dtype and x.shape == want.shape
-  assert ulp_distance(x, want) <= TRUNCATED_NORMAL_ULPS
+  assert rs.ulp_distance(x, want) <= TRUNCATED_NORMAL_ULPS
 
 
 @pytest.mark.parametrize("seed", [3, 2024])

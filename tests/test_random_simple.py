@@ -12,7 +12,6 @@ allow those bounds.
 
 import json
 import pathlib
-import warnings
 
 import numpy as np
 import pytest
@@ -59,11 +58,6 @@ GOLDEN_CASES = {
 }
 
 
-def ulp_distance(x, want):
-  bits = lambda v: np.asarray(v, np.float32).view(np.int32).astype(np.int64)
-  return int(np.abs(bits(x) - bits(want)).max())
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("label", list(GOLDEN_CASES))
 def test_golden(label, seed):
@@ -73,7 +67,7 @@ def test_golden(label, seed):
   assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape)
   name = label.split("(")[0]
   if name in ULPS:
-    assert ulp_distance(got, want) <= ULPS[name]
+    assert rs.ulp_distance(got, want) <= ULPS[name]
   else:
     np.testing.assert_array_equal(got, want)
 

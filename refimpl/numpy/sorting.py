@@ -103,17 +103,12 @@ def lexsort(keys, axis=-1):
   return lax.sort((*keys[::-1], iota), dimension=axis, num_keys=len(keys))[-1]
 
 
-def _complex_dtype(dtype):
-  """The canonical complex dtype `dtype` converts to (also used by
-  numpy/polynomial.py)."""
-  return dtypes.canonicalize_dtype(dtypes.to_complex_dtype(dtype))
-
-
 @jit
 def sort_complex(a):
   """`a` sorted along its last axis, then converted to complex."""
   a = ensure_arraylike("sort_complex", a)
-  return lax.convert_element_type(lax.sort(a), _complex_dtype(a.dtype))
+  complex_dtype = dtypes.canonicalize_dtype(dtypes.to_complex_dtype(a.dtype))
+  return lax.convert_element_type(lax.sort(a), complex_dtype)
 
 
 # --- partition -----------------------------------------------------------------------------

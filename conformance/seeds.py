@@ -26,7 +26,7 @@ import numpy as np
 
 import refimpl
 from refimpl import errors
-from conformance.report import Check, Pending
+from conformance.report import Check
 
 __all__ = ['CHECKS', 'PENDING', 'run_example']
 
@@ -610,13 +610,6 @@ SELU = """
     	return lmbda * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
     """
 
-# Fixed data in place of `random.normal(key, ...)` (the PRNG comes later).
-_rng = np.random.default_rng(1701)
-SELU_INPUT = _rng.standard_normal(1000).astype(np.float32)
-MAT = _rng.standard_normal((150, 100)).astype(np.float32)
-BATCHED_X = _rng.standard_normal((10, 100)).astype(np.float32)
-
-
 def _selu_float32(x):
   """The expected values: the same formula in float32 NumPy."""
   alpha, lmbda = np.float32(1.67), np.float32(1.05)
@@ -637,18 +630,25 @@ def selu():
 
 @check(f"{QUICK_START} / JIT")
 def selu_jit():
-  """`jit(selu)` computes what `selu` does (on fixed data instead of random.normal)."""
+  """A typed key's million normals (mean ~0, std ~1); `jit(selu)` computes
+  what `selu` does on them."""
   ex = run_example(SELU, """
+      from refimpl import random
+
+      key = random.key(1701)
+      x = random.normal(key, (1_000_000,))
+      selu(x).block_until_ready()
+
       from refimpl import jit
 
-      x = jnp.asarray(SELU_INPUT)  # x = random.normal(key, (1_000_000,))
-      selu(x).block_until_ready()
       selu_jit = jit(selu)
       _ = selu_jit(x) # 첫 실행시 컴파일도 됨!
       selu_jit(x).block_until_ready()
-      """, SELU_INPUT=SELU_INPUT)
-  np.testing.assert_allclose(np.asarray(ex.value), _selu_float32(SELU_INPUT),
-                             rtol=1e-6, atol=1e-6)
+      """)
+  x = np.asarray(ex.ns["x"])
+  assert x.shape == (1_000_000,) and x.dtype == np.float32
+  assert abs(x.mean()) < 0.01 and abs(x.std() - 1) < 0.01, (x.mean(), x.std())
+  np.testing.assert_allclose(np.asarray(ex.value), _selu_float32(x), rtol=1e-6, atol=1e-6)
   assert_array(ex.value, np.asarray(ex.ns["selu"](ex.ns["x"])), np.float32)
 
 
@@ -656,8 +656,12 @@ def selu_jit():
 def manually_batched_apply_matrix():
   """Stacking per-example products equals one batched `jnp.dot` (atol=rtol=1e-4)."""
   ex = run_example("""
-      mat = jnp.asarray(MAT) # 150 x 100; random.normal(key1, (150, 100))
-      batched_x = jnp.asarray(BATCHED_X) # 길이 100인 벡터 10개; random.normal(key2, (10, 100))
+      from refimpl import random
+
+      key = random.key(1701)
+      key1, key2 = random.split(key)
+      mat = random.normal(key1, (150, 100)) # 150 x 100
+      batched_x = random.normal(key2, (10, 100)) # 길이 100인 벡터 10개
 
       def apply_matrix(x): # (150 x 100) x (100 x 1) 계산
             return jnp.dot(mat, x)
@@ -676,18 +680,23 @@ def manually_batched_apply_matrix():
       np.testing.assert_allclose(naively_batched_apply_matrix(batched_x),
                                  batched_apply_matrix(batched_x), atol=1E-4, rtol=1E-4)
       batched_apply_matrix(batched_x).block_until_ready()
-      """, MAT=MAT, BATCHED_X=BATCHED_X)
+      """)
   assert isinstance(ex.value, refimpl.Array) and ex.value.dtype == np.float32, repr(ex.value)
   assert ex.value.shape == (10, 150), ex.value.shape
-  np.testing.assert_allclose(np.asarray(ex.value), BATCHED_X @ MAT.T, atol=1e-4, rtol=1e-4)
+  mat, batched_x = np.asarray(ex.ns["mat"]), np.asarray(ex.ns["batched_x"])
+  np.testing.assert_allclose(np.asarray(ex.value), batched_x @ mat.T, atol=1e-4, rtol=1e-4)
 
 
 @check(f"{QUICK_START} / Auto-vectorization")
 def vmap_batched_apply_matrix():
   """`vmap(apply_matrix)` under `jit` equals the naive stack (atol=rtol=1e-4)."""
   ex = run_example("""
-      mat = jnp.asarray(MAT) # 150 x 100; random.normal(key1, (150, 100))
-      batched_x = jnp.asarray(BATCHED_X) # 길이 100인 벡터 10개; random.normal(key2, (10, 100))
+      from refimpl import random
+
+      key = random.key(1701)
+      key1, key2 = random.split(key)
+      mat = random.normal(key1, (150, 100)) # 150 x 100
+      batched_x = random.normal(key2, (10, 100)) # 길이 100인 벡터 10개
 
       def apply_matrix(x): # (150 x 100) x (100 x 1) 계산
             return jnp.dot(mat, x)
@@ -705,10 +714,11 @@ def vmap_batched_apply_matrix():
       np.testing.assert_allclose(naively_batched_apply_matrix(batched_x),
                                  vmap_batched_apply_matrix(batched_x), atol=1E-4, rtol=1E-4)
       vmap_batched_apply_matrix(batched_x).block_until_ready()
-      """, MAT=MAT, BATCHED_X=BATCHED_X)
+      """)
   assert isinstance(ex.value, refimpl.Array) and ex.value.dtype == np.float32, repr(ex.value)
   assert ex.value.shape == (10, 150), ex.value.shape
-  np.testing.assert_allclose(np.asarray(ex.value), BATCHED_X @ MAT.T, atol=1e-4, rtol=1e-4)
+  mat, batched_x = np.asarray(ex.ns["mat"]), np.asarray(ex.ns["batched_x"])
+  np.testing.assert_allclose(np.asarray(ex.value), batched_x @ mat.T, atol=1e-4, rtol=1e-4)
 
 
 # --- autodiff: 000 Sharp Bits (control flow) and 004 Quick Start (derivatives) -
@@ -968,6 +978,4 @@ def x64_random_uniform():
 # --- pending -----------------------------------------------------------------
 
 PENDING = [
-    Pending("selu_random_normal", f"{QUICK_START} / JIT", "PRNG typed keys: random.key(1701) (raw keys only so far), random.normal(key, (1_000_000,))"),
-    Pending("batched_random_split", f"{QUICK_START} / Auto-vectorization", "PRNG typed keys: key = random.key(1701) (raw keys only so far), then random.split(key), random.normal"),
 ]

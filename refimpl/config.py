@@ -26,6 +26,9 @@ class Config:
         "jax_enable_compile_time_eval": False,
         "jax_disable_jit": _env_flag("JAX_DISABLE_JIT"),
         "jax_threefry_partitionable": True,
+        "jax_default_prng_impl": "threefry2x32",
+        "jax_enable_custom_prng": False,
+        "jax_legacy_prng_key": "allow",
         "backend": os.environ.get("REFIMPL_BACKEND", "reference"),
     }
 
@@ -57,7 +60,10 @@ class Config:
   def trace_state(self):
     """The options that change what tracing produces (part of jit's cache key)."""
     return (self._values["jax_enable_x64"],
-            self._values["jax_threefry_partitionable"])
+            self._values["jax_threefry_partitionable"],
+            self._values["jax_default_prng_impl"],
+            self._values["jax_enable_custom_prng"],
+            self._values["jax_legacy_prng_key"])
 
 
 config = Config()
@@ -88,6 +94,27 @@ def numpy_rank_promotion(new_val):
 def threefry_partitionable(new_val=True):
   """Context manager selecting the partitionable (default) or legacy threefry mode."""
   return config.option("jax_threefry_partitionable", new_val)
+
+
+def default_prng_impl(new_val):
+  """Context manager naming the PRNG implementation of new keys
+  ('threefry2x32', the only one refimpl has)."""
+  return config.option("jax_default_prng_impl", new_val)
+
+
+def enable_custom_prng(new_val=True):
+  """Context manager under which `random.PRNGKey`, and every key function
+  given raw keys, return typed keys (and raw keys passed to jax.random warn
+  FutureWarning)."""
+  return config.option("jax_enable_custom_prng", new_val)
+
+
+def legacy_prng_key(new_val):
+  """Context manager: what raw uint32 keys passed to jax.random do: 'allow'
+  (the default), 'warn' (UserWarning) or 'error' (ValueError)."""
+  if new_val not in ("allow", "warn", "error"):
+    raise ValueError(f"jax_legacy_prng_key must be 'allow', 'warn' or 'error', got {new_val!r}")
+  return config.option("jax_legacy_prng_key", new_val)
 
 
 def default_device(new_val):

@@ -42,7 +42,7 @@ class ShapedArray:
 
   def __init__(self, shape, dtype, weak_type=False):
     self.shape = canonicalize_shape(shape)
-    self.dtype = np.dtype(dtype)
+    self.dtype = dtype if dtypes.is_extended(dtype) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
 
   @property
@@ -102,7 +102,8 @@ def get_aval(x):
   """The abstract value of any value a primitive accepts.
 
   Python scalars are weakly typed; NumPy values are canonicalized (float64
-  becomes float32 unless x64 is on). Anything else raises `TypeError`.
+  becomes float32 unless x64 is on); NumPy data of an extended dtype (key
+  data, structured elements) has that dtype. Anything else raises `TypeError`.
   """
   if isinstance(x, (Tracer, ConcreteArray)):
     return x.aval
@@ -110,6 +111,9 @@ def get_aval(x):
     return ShapedArray((), dtypes.python_scalar_dtype(x),
                        weak_type=type(x) is not bool)
   if isinstance(x, (np.ndarray, np.generic)):
+    extended = dtypes.extended_of_numpy(x.dtype)
+    if extended is not None:
+      return ShapedArray(np.shape(x), extended)
     if np.dtype(x.dtype) not in dtypes.SUPPORTED_DTYPES and x.dtype != dtypes.float0:
       raise TypeError(f"Value {x!r} with dtype {x.dtype} is not a valid JAX array type. "
                       "Only arrays of numeric types are supported by JAX.")
@@ -134,7 +138,7 @@ def to_numpy(x):
         f"Encountered an unexpected tracer: {x._short_repr()} was used outside "
         "the transformation that created it.")
   aval = get_aval(x)
-  return np.asarray(x, dtype=aval.dtype)
+  return np.asarray(x, dtype=dtypes.numpy_dtype(aval.dtype))
 
 
 class ConcreteArray:
@@ -210,7 +214,6 @@ class EvalTrace(Trace):
   """
 
   def process_primitive(self, primitive, args, params):
-    from refimpl.array import Array
     in_avals = [get_aval(x) for x in args]
     out_avals = primitive.abstract_eval(*in_avals, **params)
     values = [to_numpy(x) for x in args]
@@ -221,13 +224,22 @@ class EvalTrace(Trace):
     results = []
     for out, aval in zip(outs, out_avals):
       out = np.asarray(out)
-      if out.shape != aval.shape or out.dtype != aval.dtype:
+      if out.shape != aval.shape or out.dtype != dtypes.numpy_dtype(aval.dtype):
         raise AssertionError(
             f"reference rule of {primitive.name} returned {out.dtype}{list(out.shape)}"
             f" but its shape/dtype rule says {aval.str_short()}")
       check_floats(primitive.name, out)
-      results.append(Array(out, weak_type=aval.weak_type))
+      results.append(make_array(out, aval))
     return results if primitive.multiple_results else results[0]
+
+
+def make_array(data, aval):
+  """The concrete array of NumPy `data` that `aval` describes: an `Array`,
+  or for an extended dtype the array type that dtype names (key arrays)."""
+  from refimpl.array import Array
+  if dtypes.is_extended(aval.dtype):
+    return aval.dtype.array_type(data, aval.dtype)
+  return Array(data, weak_type=aval.weak_type)
 
 
 def check_floats(name, value):

@@ -51,6 +51,69 @@ SUPPORTED_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32,
 """Every dtype an array may have (float0 aside): the 15 standard types, then
 the narrow ones."""
 
+# --- extended dtypes -----------------------------------------------------------
+
+class extended(np.generic):
+  """The scalar type of every extended dtype: `issubdtype(dt, extended)`."""
+
+
+class prng_key(extended):
+  """The scalar type of the PRNG key dtypes: `issubdtype(key.dtype, prng_key)`."""
+
+
+class ExtendedDType:
+  """A dtype that is not one of NumPy's: an array of it holds opaque elements
+  (PRNG keys, `refimpl.prng.KeyTy`) that only shape operations, indexing,
+  control flow and equality may handle.
+
+  The data of such an array is a NumPy array of the same shape whose
+  elements are structured values of `numpy_dtype`, so NumPy's shape
+  operations move whole elements. Subclasses set `type` (the scalar type
+  `issubdtype` sees), `name`, `numpy_dtype` and `array_type` (the class of
+  concrete arrays, built as `array_type(data, dtype)`).
+  """
+
+  type = extended
+  name = "extended"
+  numpy_dtype = None
+  array_type = None
+
+  @property
+  def itemsize(self):
+    return self.numpy_dtype.itemsize
+
+  def __repr__(self):
+    return self.name
+
+  __str__ = __repr__
+
+
+_EXTENDED_OF_NUMPY_DTYPE = {}
+"""Each extended dtype by the NumPy dtype of its data (see `register_extended`)."""
+
+
+def register_extended(dt):
+  """Records the extended dtype `dt`, so that bare NumPy data of its
+  `numpy_dtype` is recognized as data of `dt` (`extended_of_numpy`)."""
+  _EXTENDED_OF_NUMPY_DTYPE[dt.numpy_dtype] = dt
+
+
+def extended_of_numpy(np_dtype):
+  """The extended dtype whose data has NumPy dtype `np_dtype`, else None."""
+  return _EXTENDED_OF_NUMPY_DTYPE.get(np_dtype)
+
+
+def is_extended(dt):
+  """Whether `dt` is an extended dtype (a PRNG key dtype)."""
+  return isinstance(dt, ExtendedDType)
+
+
+def numpy_dtype(dt):
+  """The NumPy dtype of the data of an array of dtype `dt`: `dt` itself, or
+  an extended dtype's structured `numpy_dtype`."""
+  return dt.numpy_dtype if is_extended(dt) else dt
+
+
 # The three weak "types" of Python scalars: nodes of the lattice below that
 # stand for "an int / float / complex of whatever width the other side has".
 _WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "int", "float", "complex"
@@ -129,7 +192,10 @@ _CANONICAL_32 = {int64: int32, uint64: uint32, float64: float32,
 
 
 def canonicalize_dtype(dtype):
-  """The dtype actually used for `dtype`: 64-bit types become 32-bit unless x64 is on."""
+  """The dtype actually used for `dtype`: 64-bit types become 32-bit unless
+  x64 is on. Extended dtypes are their own canonical dtype."""
+  if is_extended(dtype):
+    return dtype
   dtype = np.dtype(dtype)
   if not config.jax_enable_x64:
     return _CANONICAL_32.get(dtype, dtype)
@@ -154,6 +220,8 @@ def check_user_dtype_supported(dtype, fun_name=None):
     return
   if isinstance(dtype, type) and dtype in (int, float, complex, bool):
     return  # Python types mean "the default type", never a warning.
+  if is_extended(dtype):
+    return
   requested = np.dtype(dtype)
   if requested not in SUPPORTED_DTYPES and requested != float0:
     raise TypeError(f"JAX only supports number and bool dtypes, got dtype {requested}")
@@ -192,6 +260,8 @@ def dtype(x):
   """The (canonical) dtype of a value or dtype-like `x`, as `jnp.dtype` does."""
   if is_python_scalar(x):
     return python_scalar_dtype(x)
+  if is_extended(x):
+    return x
   if isinstance(x, type) and x in (bool, int, float, complex):
     return python_scalar_dtype(x(0))
   if isinstance(x, type) and issubclass(x, np.generic):
@@ -212,7 +282,10 @@ def promote_types(a, b):
 
   This is the lattice join; it differs from NumPy's: e.g. int8 with uint32 is
   int64 and uint64 with int64 is float64 (as in `jnp.promote_types`).
+  An extended dtype promotes only with itself (ValueError otherwise).
   """
+  if is_extended(a) or is_extended(b):
+    return _promote_extended([a, b])
   a, b = np.dtype(a), np.dtype(b)
   lub = _least_upper_bound({a, b})
   return _DEFAULT_OF_WEAK.get(lub, lub)
@@ -234,11 +307,13 @@ def result_type_and_weak_type(*args):
       dts.append(np.dtype(type(value)) if type(value) is not int else int64)
       weaks.append(type(value) is not bool)
     elif hasattr(x, "dtype"):
-      dts.append(np.dtype(x.dtype))
+      dts.append(x.dtype if is_extended(x.dtype) else np.dtype(x.dtype))
       weaks.append(is_weakly_typed(x))
     else:
-      dts.append(np.dtype(x))
+      dts.append(x if is_extended(x) else np.dtype(x))
       weaks.append(False)
+  if any(is_extended(d) for d in dts):
+    return _promote_extended(dts), False
   if len(dts) == 1:
     out, out_weak = dts[0], weaks[0]
   elif len(set(dts)) == 1 and not all(weaks):
@@ -251,6 +326,15 @@ def result_type_and_weak_type(*args):
     out_weak = out in _DEFAULT_OF_WEAK
   out = _DEFAULT_OF_WEAK.get(out, out)
   return canonicalize_dtype(out), bool(out_weak and out != bool_)
+
+
+def _promote_extended(dts):
+  """Extended dtypes take no part in promotion: all of `dts` must be the same
+  extended dtype (ValueError otherwise, as JAX)."""
+  ext = next(d for d in dts if is_extended(d))
+  if any(d != ext for d in dts):
+    raise ValueError(f"dtype={ext} is not a valid dtype for JAX type promotion.")
+  return ext
 
 
 def result_type(*args):
@@ -272,7 +356,13 @@ def _scalar_type(x):
 def issubdtype(a, b):
   """NumPy's issubdtype, extended to the ml_dtypes types: bfloat16 and the
   narrow floats are floating, int1/int2/int4 signed and uint1/uint2/uint4
-  unsigned integers (NumPy sees them all as void types)."""
+  unsigned integers (NumPy sees them all as void types). An extended dtype
+  is a subdtype of itself and of its scalar types (`prng_key`, `extended`,
+  `np.generic`), of nothing numeric."""
+  if is_extended(a):
+    return a == b or (isinstance(b, type) and issubclass(a.type, b))
+  if is_extended(b):
+    return False
   a, b = _scalar_type(a), _scalar_type(b)
   if a in _CUSTOM_FLOAT_TYPES:
     return b in (a, np.floating, np.inexact, np.number, np.generic)
@@ -344,7 +434,7 @@ def is_unsigned(dt):
 
 
 def is_bool(dt):
-  return np.dtype(dt) == bool_
+  return not is_extended(dt) and np.dtype(dt) == bool_
 
 
 def to_complex_dtype(dt):
@@ -377,7 +467,10 @@ def iinfo(dt):
 
 
 def short_name(dt):
-  """The short name used in jaxprs: f32, i32, u8, bf16, bool, c64, f8_e4m3fn, i4, ..."""
+  """The short name used in jaxprs: f32, i32, u8, bf16, bool, c64, f8_e4m3fn, i4,
+  ..., and an extended dtype's name (key<fry>)."""
+  if is_extended(dt):
+    return dt.name
   dt = np.dtype(dt)
   if dt == float0:
     return "float0"

@@ -23,10 +23,12 @@ manager `refimpl.threefry_partitionable(False)` selects the legacy one):
 """
 
 import math
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from refimpl import core, dtypes
+from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import Primitive, ShapedArray
 from refimpl.interpreters import ad, batching
@@ -286,3 +288,357 @@ def _random_bits_legacy(key, bit_width, shape):
     bits = lax.reshape(bits, (max_count * 32 // bit_width,), (1, 0))
     bits = lax.convert_element_type(bits, dtype)[:size]
   return lax.reshape(bits, shape)
+
+
+# --- PRNG implementations and typed keys --------------------------------------------
+
+class PRNGImpl(NamedTuple):
+  """A PRNG: the shape of its uint32 key data and its four key functions.
+
+      seed :: int[] -> K                    split[shape] :: K -> K[*shape]
+      fold_in :: K -> uint32[] -> K         random_bits[bit_width, shape] :: K -> uint<bit_width>[*shape]
+
+  where K is a `uint32[*key_shape]` array of key data. `name` names the
+  implementation (`random.key(0, impl=name)`), `tag` is the short form in
+  the key dtype's name (`key<fry>`).
+  """
+  key_shape: tuple
+  seed: Callable
+  split: Callable
+  random_bits: Callable
+  fold_in: Callable
+  name: str
+  tag: str
+
+  def __repr__(self):
+    """The tag: jaxprs show `random_seed[impl=fry]`."""
+    return self.tag
+
+  __str__ = __repr__
+
+
+threefry_prng_impl = PRNGImpl(
+    key_shape=(2,), seed=threefry_seed, split=threefry_split,
+    random_bits=threefry_random_bits, fold_in=threefry_fold_in,
+    name='threefry2x32', tag='fry')
+
+prngs = {threefry_prng_impl.name: threefry_prng_impl}
+"""The PRNG implementations, by name."""
+
+
+class KeyTy(dtypes.ExtendedDType):
+  """The dtype of typed PRNG keys of one implementation: `key<fry>` for
+  threefry2x32. A key is an opaque element; its data (`random.key_data`)
+  is `uint32[*impl.key_shape]`. Arrays of keys allow shape operations,
+  indexing, control flow and equality, no arithmetic.
+
+  The data of a key array of shape S is a NumPy array of shape S with one
+  structured element per key (`numpy_dtype`, a single uint32 field of the
+  key shape named after the implementation).
+  """
+
+  type = dtypes.prng_key
+
+  def __init__(self, impl):
+    self._impl = impl
+    self.numpy_dtype = np.dtype([(impl.name, np.uint32, impl.key_shape)])
+    dtypes.register_extended(self)
+
+  @property
+  def name(self):
+    return f'key<{self._impl.tag}>'
+
+  def __eq__(self, other):
+    return type(other) is KeyTy and self._impl == other._impl
+
+  def __hash__(self):
+    return hash((KeyTy, self._impl.name))
+
+
+def keys_from_data(data, impl):
+  """The key array data (structured elements) of uint32 `data` of shape
+  (*S, *impl.key_shape): the keys of shape S."""
+  data = np.asarray(data, np.uint32)
+  keys = np.empty(data.shape[:data.ndim - len(impl.key_shape)], KeyTy(impl).numpy_dtype)
+  keys[impl.name] = data
+  return keys
+
+
+def data_from_keys(keys, impl):
+  """The uint32 data of shape (*S, *impl.key_shape) of key array data of shape S."""
+  return np.array(keys[impl.name], np.uint32)
+
+
+class PRNGKeyArray(Array):
+  """A concrete array of typed PRNG keys (dtype `key<...>`).
+
+  It prints its key data (`Array((), dtype=key<fry>) overlaying: [0 0]`)
+  and refuses conversion to NumPy and Python numbers: use
+  `random.key_data(keys)` for the uint32 data.
+  """
+
+  __slots__ = ("_dtype",)
+
+  def __init__(self, data, dtype):
+    super().__init__(data)
+    self._dtype = dtype
+
+  @property
+  def aval(self):
+    return ShapedArray(self._value.shape, self._dtype)
+
+  def _conversion_error(self, *args, **kwargs):
+    raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. "
+                    "Use jax.random.key_data(arr) if you wish to extract the underlying "
+                    "integer array.")
+
+  __array__ = __bool__ = __int__ = __float__ = __complex__ = __index__ = _conversion_error
+  item = tolist = _conversion_error
+
+  def __repr__(self):
+    data = data_from_keys(self._value, self._dtype._impl)
+    return f'Array({self.shape}, dtype={self._dtype.name}) overlaying:\n{data}'
+
+  __str__ = __repr__
+
+  def __format__(self, spec):
+    return format(repr(self), spec)
+
+  def __reduce__(self):
+    return (PRNGKeyArray, (np.array(self._value), self._dtype))
+
+  def copy(self):
+    return PRNGKeyArray(self._value, self._dtype)
+
+
+KeyTy.array_type = PRNGKeyArray
+
+
+def _impl_of_data(keys):
+  """The implementation of key array data: its field names it."""
+  return prngs[keys.dtype.names[0]]
+
+
+def key_array(keys):
+  """The concrete key array of key array data (structured elements)."""
+  return PRNGKeyArray(keys, KeyTy(_impl_of_data(keys)))
+
+
+def _key_impl_of(aval, name):
+  """The implementation of the key dtype of `aval`; TypeError for other dtypes."""
+  if not isinstance(aval.dtype, KeyTy):
+    raise TypeError(f"{name} takes a key array operand, got dtype {aval.dtype}")
+  return aval.dtype._impl
+
+
+def _map_over_keys(f, ndim):
+  """`f` of one key's data mapped (with vmap) over `ndim` leading key axes."""
+  from refimpl.vectorize import vmap
+  for _ in range(ndim):
+    f = vmap(f)
+  return f
+
+
+# --- the key primitives ---------------------------------------------------------------
+
+random_seed_p = Primitive("random_seed")
+
+
+@random_seed_p.def_impl
+def _random_seed_impl(seeds, *, impl):
+  """One key per element of the integer array `seeds`: the key whose data
+  is `impl.seed(seed)` (threefry2x32: `threefry_seed`).
+
+  Shape rule: keys of the shape of `seeds`. Dtype rule: `seeds` must be an
+  integer array (TypeError); the result has dtype `key<impl.tag>`.
+  """
+  with core.eval_context():
+    data = _map_over_keys(impl.seed, np.ndim(seeds))(seeds)
+  return keys_from_data(data, impl)
+
+
+@random_seed_p.def_abstract_eval
+def _random_seed_abstract_eval(seeds, *, impl):
+  if not dtypes.issubdtype(seeds.dtype, np.integer):
+    raise TypeError(f"PRNG key seed must be an integer; got {seeds}")
+  return ShapedArray(seeds.shape, KeyTy(impl))
+
+
+random_split_p = Primitive("random_split")
+
+
+@random_split_p.def_impl
+def _random_split_impl(keys, *, shape):
+  """For each key of `keys`, `impl.split(key, shape)`: the keys of shape
+  (*keys.shape, *shape) (threefry2x32: `threefry_split`).
+
+  Shape rule: (*keys.shape, *shape), the key dtype of `keys` (TypeError
+  unless `keys` is a key array).
+  """
+  impl = _impl_of_data(keys)
+  with core.eval_context():
+    data = _map_over_keys(lambda k: impl.split(k, shape), keys.ndim)(
+        data_from_keys(keys, impl))
+  return keys_from_data(data, impl)
+
+
+@random_split_p.def_abstract_eval
+def _random_split_abstract_eval(keys, *, shape):
+  _key_impl_of(keys, "random_split")
+  return ShapedArray((*keys.shape, *shape), keys.dtype)
+
+
+random_fold_in_p = Primitive("random_fold_in")
+
+
+@random_fold_in_p.def_impl
+def _random_fold_in_impl(keys, msgs):
+  """For each key and uint32 message, `impl.fold_in(key, msg)` (threefry2x32:
+  `threefry_fold_in`), keys and messages broadcast against each other.
+
+  Shape rule: `keys` and `msgs` broadcast as `add`'s operands do; the key
+  dtype of `keys` (TypeError unless `keys` is a key array and `msgs` uint32).
+  """
+  impl = _impl_of_data(keys)
+  shape = np.broadcast_shapes(keys.shape, np.shape(msgs))
+  data = np.broadcast_to(data_from_keys(keys, impl), (*shape, *impl.key_shape))
+  msgs = np.broadcast_to(msgs, shape)
+  with core.eval_context():
+    data = _map_over_keys(impl.fold_in, len(shape))(data, msgs)
+  return keys_from_data(data, impl)
+
+
+@random_fold_in_p.def_abstract_eval
+def _random_fold_in_abstract_eval(keys, msgs):
+  _key_impl_of(keys, "random_fold_in")
+  if msgs.dtype != np.uint32:
+    raise TypeError(f"random_fold_in takes uint32 messages, got dtype {msgs.dtype}")
+  return ShapedArray(broadcasting_shape("random_fold_in", keys, msgs), keys.dtype)
+
+
+random_bits_p = Primitive("random_bits")
+
+
+@random_bits_p.def_impl
+def _random_bits_impl(keys, *, bit_width, shape):
+  """For each key, `impl.random_bits(key, bit_width, shape)`: uniformly
+  random uint<bit_width> values (threefry2x32: `threefry_random_bits`).
+
+  Shape rule: (*keys.shape, *shape). Dtype rule: uint<bit_width> for a
+  `bit_width` of 8, 16, 32 or 64 (TypeError otherwise, and unless `keys`
+  is a key array).
+  """
+  impl = _impl_of_data(keys)
+  with core.eval_context():
+    bits = _map_over_keys(lambda k: impl.random_bits(k, bit_width, shape), keys.ndim)(
+        data_from_keys(keys, impl))
+  return np.asarray(bits)
+
+
+@random_bits_p.def_abstract_eval
+def _random_bits_abstract_eval(keys, *, bit_width, shape):
+  _key_impl_of(keys, "random_bits")
+  if bit_width not in UINT_DTYPES:
+    raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
+  return ShapedArray((*keys.shape, *shape), UINT_DTYPES[bit_width])
+
+
+random_wrap_p = Primitive("random_wrap")
+
+
+@random_wrap_p.def_impl
+def _random_wrap_impl(data, *, impl):
+  """The keys whose data is the uint32 array `data` of shape
+  (*S, *impl.key_shape): a key array of shape S.
+
+  Dtype rule: `data` must be uint32 with at least one dimension and end in
+  the key shape (TypeError, with JAX's messages); the result has dtype
+  `key<impl.tag>`.
+  """
+  return keys_from_data(data, impl)
+
+
+@random_wrap_p.def_abstract_eval
+def _random_wrap_abstract_eval(data, *, impl):
+  check_key_data(data, impl)
+  return ShapedArray(data.shape[:data.ndim - len(impl.key_shape)], KeyTy(impl))
+
+
+def check_key_data(aval, impl):
+  """Raises TypeError, with JAX's messages, unless `aval` (an abstract value
+  or array) is uint32[..., *impl.key_shape]."""
+  shape, dtype = np.shape(aval) if not hasattr(aval, "shape") else aval.shape, aval.dtype
+  if len(shape) < 1:
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; "
+                    f"got ndim={len(shape)}")
+  if tuple(shape[len(shape) - len(impl.key_shape):]) != impl.key_shape:
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to "
+                    f"end with {impl.key_shape}; got shape={tuple(shape)} for "
+                    f"impl={impl.name}")
+  if dtype != np.uint32:
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = "
+                    f"uint32; got dtype={dtype}")
+
+
+random_unwrap_p = Primitive("random_unwrap")
+
+
+@random_unwrap_p.def_impl
+def _random_unwrap_impl(keys):
+  """The uint32 data of the key array `keys`: shape (*keys.shape,
+  *impl.key_shape). TypeError unless `keys` is a key array."""
+  return data_from_keys(keys, _impl_of_data(keys))
+
+
+@random_unwrap_p.def_abstract_eval
+def _random_unwrap_abstract_eval(keys):
+  impl = _key_impl_of(keys, "random_unwrap")
+  return ShapedArray((*keys.shape, *impl.key_shape), np.uint32)
+
+
+def _random_wrap_batcher(args, dims, *, impl):
+  (data,), (d,) = args, dims
+  return random_wrap_p.bind(batching.bdim_at_front(data, d, None), impl=impl), 0
+
+
+for _p in (random_seed_p, random_split_p, random_bits_p, random_unwrap_p):
+  batching.defvectorized(_p)
+batching.defbroadcasting(random_fold_in_p)
+batching.primitive_batchers[random_wrap_p] = _random_wrap_batcher
+for _p in (random_seed_p, random_split_p, random_fold_in_p, random_bits_p,
+           random_wrap_p, random_unwrap_p):
+  ad.defjvp_zero(_p)
+
+
+def random_seed(seeds, impl):
+  """Keys of `impl` from integer seeds (any shape). A Python int seed is
+  taken as int64 first, so without x64 its low 32 bits count."""
+  import refimpl.numpy as jnp
+  seeds = jnp.asarray(np.int64(seeds)) if isinstance(seeds, int) else jnp.asarray(seeds)
+  return random_seed_p.bind(seeds, impl=impl)
+
+
+def random_split(keys, shape):
+  return random_split_p.bind(keys, shape=core.canonicalize_shape(shape))
+
+
+def random_fold_in(keys, msgs):
+  import refimpl.numpy as jnp
+  return random_fold_in_p.bind(keys, jnp.asarray(msgs))
+
+
+def random_bits(keys, bit_width, shape):
+  return random_bits_p.bind(keys, bit_width=bit_width, shape=core.canonicalize_shape(shape))
+
+
+def random_wrap(data, *, impl):
+  """The key array whose data is `data` (checked: TypeError with JAX's messages)."""
+  check_key_data(data, impl)
+  return random_wrap_p.bind(data, impl=impl)
+
+
+def random_unwrap(keys):
+  """The uint32 data of the key array `keys`."""
+  if not dtypes.issubdtype(getattr(keys, "dtype", None), dtypes.prng_key):
+    raise TypeError(f"random_unwrap takes key array operand, got keys.dtype={keys.dtype}")
+  return random_unwrap_p.bind(keys)

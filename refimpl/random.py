@@ -1,12 +1,19 @@
-"""`jax.random` with raw keys: the key functions and the basic samplers.
+"""`jax.random`: keys and samplers.
 
-A key is a raw `uint32[2]` array made by `PRNGKey(seed)` (typed keys,
-`random.key`, are not built yet). Every function is deterministic in its
-key: the same key gives the same numbers, so fresh numbers need a fresh key
-from `split` or `fold_in`. The bits come from `refimpl.prng` (threefry2x32,
-in the mode `jax_threefry_partitionable` selects); each sampler's docstring
-states how it turns bits into values, bit for bit as JAX does. A batch of
-keys (shape (..., 2)) is accepted with JAX's FutureWarning and mapped over.
+Keys come in two kinds, as in JAX. A *typed key* (`key(seed)`) is a scalar
+array of dtype `key<fry>` (`refimpl.prng.KeyTy`); arrays of typed keys are
+made by `split` and handled like other arrays. A *raw key* (`PRNGKey(seed)`)
+is the key's data, a `uint32[2]` array. Every function accepts both: a raw
+key is wrapped into a typed key on entry (the `random_wrap` primitive) and
+key results are unwrapped again (`random_unwrap`), so raw keys give raw
+keys back. The key primitives and the threefry2x32 hash live in
+`refimpl.prng`.
+
+Every function is deterministic in its key: the same key gives the same
+numbers, so fresh numbers need a fresh key from `split` or `fold_in`. Each
+sampler's docstring states how it turns bits into values, bit for bit as
+JAX does. Samplers, `split` and `fold_in` take a single key: a key array of
+another shape raises ValueError (map over keys with `vmap`).
 """
 
 import math
@@ -15,12 +22,14 @@ import warnings
 import numpy as np
 
 from refimpl import core, dtypes, lax, prng
+from refimpl.config import config
 from refimpl.interpreters import ad, batching
 from refimpl.lax.shapes import canonicalize_axis as _canonicalize_axis
 from refimpl.numpy.util import check_arraylike, is_arraylike
 
-__all__ = ['PRNGKey', 'split', 'fold_in', 'clone', 'bits', 'uniform', 'normal',
-           'randint', 'bernoulli',
+__all__ = ['PRNGKey', 'key', 'key_data', 'key_impl', 'key_dtype', 'wrap_key_data',
+           'split', 'fold_in', 'clone', 'bits', 'uniform', 'normal', 'randint',
+           'bernoulli', 'default_prng_impl',
            # simple samplers
            'choice', 'permutation', 'categorical', 'rademacher', 'gumbel', 'laplace',
            'logistic', 'exponential', 'cauchy', 'double_sided_maxwell', 'maxwell',
@@ -33,86 +42,196 @@ __all__ = ['PRNGKey', 'split', 'fold_in', 'clone', 'bits', 'uniform', 'normal',
            'f', 't', 'generalized_normal', 'ball']
 
 
+# --- implementations -------------------------------------------------------------
+
+def default_prng_impl():
+  """The PRNG implementation that the `jax_default_prng_impl` option names."""
+  return resolve_prng_impl(config.jax_default_prng_impl)
+
+
+class PRNGSpec:
+  """Names a PRNG implementation (what `key_impl` returns for an unregistered
+  one); accepted wherever an `impl` argument is."""
+
+  __slots__ = ['_impl']
+
+  def __init__(self, impl):
+    self._impl = impl
+
+  def __repr__(self):
+    return f"PRNGSpec({self._impl.name!r})"
+
+  def __str__(self):
+    return str(self._impl)
+
+  def __hash__(self):
+    return hash(self._impl)
+
+  def __eq__(self, other):
+    return isinstance(other, PRNGSpec) and self._impl == other._impl
+
+
+_UNBUILT_IMPLS = ('rbg', 'unsafe_rbg')
+"""JAX's PRNG implementations on XLA's RngBitGenerator, which refimpl lacks."""
+
+
+def resolve_prng_impl(impl_spec):
+  """The `prng.PRNGImpl` that `impl_spec` (None for the default, a name, a
+  PRNGSpec or a PRNGImpl) names. Unknown names raise ValueError, other
+  types TypeError, and 'rbg'/'unsafe_rbg' NotImplementedError."""
+  if impl_spec is None:
+    return default_prng_impl()
+  if type(impl_spec) is prng.PRNGImpl:
+    return impl_spec
+  if type(impl_spec) is PRNGSpec:
+    return impl_spec._impl
+  if type(impl_spec) is str:
+    if impl_spec in prng.prngs:
+      return prng.prngs[impl_spec]
+    if impl_spec in _UNBUILT_IMPLS:
+      raise NotImplementedError(
+          f"the {impl_spec!r} PRNG implementation (on XLA's RngBitGenerator) is not "
+          "built in refimpl; use 'threefry2x32'.")
+    names = ', '.join(f'"{s}"' for s in (*prng.prngs, *_UNBUILT_IMPLS))
+    raise ValueError(f'unrecognized PRNG implementation "{impl_spec}". '
+                     f'Did you mean one of: {names}?')
+  raise TypeError(f'unrecognized type {type(impl_spec)} for specifying PRNG implementation.')
+
+
 # --- keys --------------------------------------------------------------------------
 
-def _check_key_data(key):
-  """Raises TypeError, with JAX's messages, unless `key` is uint32[..., 2]."""
-  if np.ndim(key) < 1:
-    raise TypeError("JAX encountered invalid PRNG key data: expected "
-                    f"key_data.ndim >= 1; got ndim={np.ndim(key)}")
-  if np.shape(key)[-1:] != (2,):
-    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to "
-                    f"end with (2,); got shape={np.shape(key)} for impl=threefry2x32")
-  if lax.dtype(key) != np.uint32:
-    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = "
-                    f"uint32; got dtype={lax.dtype(key)}")
+def _is_typed_key(x):
+  return dtypes.issubdtype(getattr(x, "dtype", None), dtypes.prng_key)
 
 
-def _check_prng_key(name, key):
-  """`key` as a raw key array, checked; a batch of keys warns as in JAX."""
-  if not is_arraylike(key):
-    raise TypeError(f'unexpected PRNG key type {type(key)}')
-  _check_key_data(key)
-  if np.ndim(key) > 1:
-    warnings.warn(f"{name} accepts a single key, but was given a key array of shape "
-                  f"{np.shape(key)} != (). Use jax.vmap for batching. In a future JAX "
-                  "version, this will be an error.", FutureWarning, stacklevel=3)
-  import refimpl.numpy as jnp
-  return jnp.asarray(key)
+def _check_prng_key(name, key, *, allow_batched=False):
+  """(typed key, whether `key` was raw and got wrapped).
 
-
-def _map_keys(f, key):
-  """`f` (of one raw key) applied to each key of a batch `key` of shape (..., 2)."""
-  from refimpl.vectorize import vmap
-  for _ in range(np.ndim(key) - 1):
-    f = vmap(f)
-  return f(key)
-
-
-def PRNGKey(seed):
-  """The raw key uint32[2] of an integer `seed`: [seed >> 32, seed & 0xFFFFFFFF].
-
-  A Python int seed is taken as int64 first, so without x64 its low 32 bits
-  count ([0, seed mod 2**32]); with x64 a 64-bit seed gives both words.
+  A raw key (uint32 data) is wrapped with the default implementation,
+  after checking its data (TypeError); `jax_legacy_prng_key` 'warn' or
+  'error' then warns (UserWarning) or raises (ValueError), and with
+  `jax_enable_custom_prng` on it warns FutureWarning. Unless
+  `allow_batched`, a key array of shape other than () raises ValueError.
   """
-  import refimpl.numpy as jnp
+  if _is_typed_key(key):
+    typed_key, wrapped = key, False
+  elif is_arraylike(key):
+    typed_key, wrapped = prng.random_wrap(key, impl=default_prng_impl()), True
+    message = ('Legacy uint32 key array passed as key to jax.random function. Please '
+               'create keys using jax.random.key(). If use of a raw key array was '
+               'intended, set jax_legacy_prng_key="allow".')
+    if config.jax_legacy_prng_key == 'error':
+      raise ValueError(message)
+    if config.jax_legacy_prng_key == 'warn':
+      warnings.warn(message, UserWarning, stacklevel=3)
+    elif config.jax_enable_custom_prng:
+      warnings.warn('Raw arrays as random keys to jax.random functions are deprecated. '
+                    'Assuming valid threefry2x32 key for now.', FutureWarning, stacklevel=3)
+  else:
+    raise TypeError(f'unexpected PRNG key type {type(key)}')
+  if not allow_batched and typed_key.ndim:
+    raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
+                     f"{np.shape(key)} != (). Use jax.vmap for batching.")
+  return typed_key, wrapped
+
+
+def _return_prng_keys(was_wrapped, keys):
+  """Key results as the caller's keys were: raw if they came in raw (unless
+  `jax_enable_custom_prng` is on), typed otherwise."""
+  if was_wrapped and not config.jax_enable_custom_prng:
+    return prng.random_unwrap(keys)
+  return keys
+
+
+def _key(ctor_name, seed, impl_spec):
+  impl = resolve_prng_impl(impl_spec)
+  if _is_typed_key(seed):
+    raise TypeError(f"{ctor_name} accepts a scalar seed, but was given a PRNG key.")
   if np.ndim(seed):
-    raise TypeError("PRNGKey accepts a scalar seed, but was given an array of "
+    raise TypeError(f"{ctor_name} accepts a scalar seed, but was given an array of "
                     f"shape {np.shape(seed)} != (). Use jax.vmap for batching")
-  seed = jnp.asarray(np.int64(seed)) if isinstance(seed, int) else jnp.asarray(seed)
-  return prng.threefry_seed(seed)
+  return prng.random_seed(seed, impl=impl)
+
+
+def key(seed, *, impl=None):
+  """A typed key (a scalar array of dtype `key<fry>`) from an integer seed:
+  its data is `[seed >> 32, seed & 0xFFFFFFFF]` (`prng.threefry_seed`).
+
+  A Python int seed is taken as int64 first, so without x64 only its low
+  32 bits count ([0, seed mod 2**32]); with x64 a 64-bit seed gives both
+  words. `impl` names the implementation (default: `jax_default_prng_impl`).
+  """
+  return _key('key', seed, impl)
+
+
+def PRNGKey(seed, *, impl=None):
+  """The raw key (uint32[2] data) of `key(seed, impl=impl)`: [seed >> 32,
+  seed & 0xFFFFFFFF]. With `jax_enable_custom_prng` on, the typed key."""
+  return _return_prng_keys(True, _key('PRNGKey', seed, impl))
+
+
+def key_data(keys):
+  """The uint32 data of a key array: shape (*keys.shape, 2) for threefry2x32
+  (raw keys are returned as they are)."""
+  keys, _ = _check_prng_key("key_data", keys, allow_batched=True)
+  return prng.random_unwrap(keys)
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+  """The key array whose data is `key_bits_array` (uint32, ending in the key
+  shape (2,); TypeError otherwise): keys of its leading shape."""
+  return prng.random_wrap(key_bits_array, impl=resolve_prng_impl(impl))
+
+
+def key_impl(keys):
+  """The implementation of a key array: its name ('threefry2x32') when it is
+  registered, else a `PRNGSpec`."""
+  keys, _ = _check_prng_key("key_impl", keys, allow_batched=True)
+  impl = keys.dtype._impl
+  return impl.name if impl.name in prng.prngs else PRNGSpec(impl)
+
+
+def key_dtype(impl=None):
+  """The key dtype of an implementation (default: `jax_default_prng_impl`):
+  `key<fry>` for threefry2x32."""
+  return prng.KeyTy(resolve_prng_impl(impl))
+
+
+def _split(key, num=2):
+  """`num` (an int or a shape) new typed keys from the typed key `key`."""
+  if key.ndim:
+    raise TypeError("split accepts a single key, but was given a key array of shape "
+                    f"{key.shape} != (). Use jax.vmap for batching.")
+  shape = tuple(num) if isinstance(num, (tuple, list)) else (num,)
+  return prng.random_split(key, shape)
 
 
 def split(key, num=2):
-  """`num` new keys (uint32[num, 2]; `num` may be a shape) derived from `key`
-  by `prng.threefry_split`."""
-  key = _check_prng_key("split", key)
-  if np.ndim(key) > 1:
-    raise TypeError("split accepts a single key, but was given a key array of "
-                    f"shape {np.shape(key)[:-1]} != (). Use jax.vmap for batching.")
-  shape = tuple(num) if isinstance(num, (tuple, list)) else (num,)
-  return prng.threefry_split(key, shape)
+  """`num` new keys (an array of shape `num`, which may be a tuple) derived
+  from `key` by the `random_split` primitive (`prng.threefry_split`)."""
+  typed_key, wrapped = _check_prng_key("split", key)
+  return _return_prng_keys(wrapped, _split(typed_key, num))
 
 
 def fold_in(key, data):
-  """The key that `key` and the integer `data` determine:
-  `threefry_2x32(key, [0, uint32(data)])` (`prng.threefry_fold_in`)."""
+  """The key that `key` and the integer `data` determine by `random_fold_in`:
+  `threefry_2x32(key data, [0, uint32(data)])` (`prng.threefry_fold_in`)."""
   import refimpl.numpy as jnp
-  key = _check_prng_key("fold_in", key)
+  typed_key, wrapped = _check_prng_key("fold_in", key)
   if np.ndim(data):
     raise TypeError("fold_in accepts a scalar, but was given an array of"
                     f"shape {np.shape(data)} != (). Use jax.vmap for batching.")
-  data = jnp.uint32(data)
-  return _map_keys(lambda k: prng.threefry_fold_in(k, data), key)
+  return _return_prng_keys(wrapped, prng.random_fold_in(typed_key, jnp.uint32(data)))
 
 
 def clone(key):
-  """`key` itself: raw keys carry no reuse tracking to reset."""
-  return _check_prng_key("clone", key)
+  """`key` itself: refimpl does not track key reuse, so there is no reuse
+  state to reset."""
+  return key
 
 
 def _random_bits(key, bit_width, shape):
-  return _map_keys(lambda k: prng.threefry_random_bits(k, bit_width, shape), key)
+  return prng.random_bits(key, bit_width, shape)
 
 
 # --- samplers --------------------------------------------------------------------
@@ -121,7 +240,7 @@ def bits(key, shape=(), dtype=None):
   """Uniformly random unsigned integers: `prng.threefry_random_bits(key,
   8 * itemsize, shape)` as they come. `dtype` (default uint32, uint64 with
   x64) must be unsigned (ValueError)."""
-  key = _check_prng_key("bits", key)
+  key, _ = _check_prng_key("bits", key)
   if dtype is None:
     dtype = dtypes.canonicalize_dtype(np.uint64)
   else:
@@ -142,7 +261,7 @@ def uniform(key, shape=(), dtype=float, minval=0., maxval=1.):
   in [1, 2); minus 1 gives f in [0, 1) (a multiple of 2**-nmant). The result
   is max(minval, f * (maxval - minval) + minval), computed in `dtype`.
   """
-  key = _check_prng_key("uniform", key)
+  key, _ = _check_prng_key("uniform", key)
   dtypes.check_user_dtype_supported(dtype)
   shape = core.canonicalize_shape(shape)
   if not dtypes.issubdtype(dtype, np.floating):
@@ -174,7 +293,7 @@ def normal(key, shape=(), dtype=float):
   Complex dtypes: (re + 1j * im) / sqrt(2) with re, im the real normals of
   the two keys of split(key).
   """
-  key = _check_prng_key("normal", key)
+  key, _ = _check_prng_key("normal", key)
   shape = core.canonicalize_shape(shape)
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.inexact):
@@ -182,13 +301,13 @@ def normal(key, shape=(), dtype=float):
                      f"got {dtype}")
   dtype = dtypes.canonicalize_dtype(dtype)
   if dtypes.is_complex(dtype):
-    return _map_keys(lambda k: _normal_complex(k, shape, dtype), key)
+    return _normal_complex(key, shape, dtype)
   return _normal_real(key, shape, dtype)
 
 
 def _normal_complex(key, shape, dtype):
   real_dtype = dtypes.to_real_dtype(dtype)
-  key_re, key_im = prng.threefry_split(key, (2,))
+  key_re, key_im = _split(key)
   re = lax.convert_element_type(_normal_real(key_re, shape, real_dtype), dtype)
   im = lax.convert_element_type(_normal_real(key_im, shape, real_dtype), dtype)
   return (re + 1j * im) / np.array(np.sqrt(2), dtype)
@@ -212,7 +331,7 @@ def randint(key, shape, minval, maxval, dtype=int):
   k2, and m = (2**(nbits/2) % span)**2 % span (unsigned nbits arithmetic);
   the result is minval + ((hi % span) * m + lo % span) % span.
   """
-  key = _check_prng_key("randint", key)
+  key, _ = _check_prng_key("randint", key)
   dtypes.check_user_dtype_supported(dtype)
   dtype = dtypes.canonicalize_dtype(dtype)
   shape = core.canonicalize_shape(shape)
@@ -235,7 +354,7 @@ def randint(key, shape, minval, maxval, dtype=int):
       lax.broadcast_to_rank(lax.convert_element_type(
           _convert_and_clip_integer(v, dtype), wide), len(shape))
       for v in (minval, maxval))
-  k1, k2 = _map_keys(lambda k: prng.threefry_split(k, (2,)), key)
+  k1, k2 = _split(key)
   higher_bits, lower_bits = _random_bits(k1, nbits, shape), _random_bits(k2, nbits, shape)
   unsigned = prng.UINT_DTYPES[nbits]
   span = lax.convert_element_type(maxval - minval, unsigned)
@@ -263,7 +382,7 @@ def bernoulli(key, p=np.float32(0.5), shape=None):
   """Booleans: uniform(key, shape, dtype of p) < p (shape defaults to p's)."""
   if shape is not None:
     shape = core.canonicalize_shape(shape)
-  key = _check_prng_key("bernoulli", key)
+  key, _ = _check_prng_key("bernoulli", key)
   dtype = dtypes.canonicalize_dtype(lax.dtype(p))
   if not dtypes.issubdtype(dtype, np.floating):
     raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
@@ -293,7 +412,7 @@ def _check_shape(name, shape, *param_shapes):
 def _float_sampler(name, key, dtype, shape):
   """Checks `key` and the float `dtype` (ValueError otherwise, as JAX);
   returns (key, canonical dtype, canonical shape or None)."""
-  key = _check_prng_key(name, key)
+  key, _ = _check_prng_key(name, key)
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.floating):
     raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dtype}")
@@ -376,7 +495,7 @@ def cauchy(key, shape=(), dtype=float):
 def rademacher(key, shape=(), dtype=int):
   """-1 or 1 with probability 1/2 each, in `dtype` (int32 by default):
   b = bernoulli(key, 0.5, shape) as `dtype`, result 2 * b - 1."""
-  key = _check_prng_key("rademacher", key)
+  key, _ = _check_prng_key("rademacher", key)
   dtypes.check_user_dtype_supported(dtype)
   dtype = dtypes.canonicalize_dtype(dtype)
   shape = core.canonicalize_shape(shape)
@@ -412,7 +531,7 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=float):
   key, dtype, shape = _float_sampler("double_sided_maxwell", key, dtype, shape)
   params_shape = lax.broadcast_shapes(np.shape(loc), np.shape(scale))
   shape = (shape or params_shape) + params_shape
-  k1, k2 = _map_keys(lambda k: prng.threefry_split(k, (2,)), key)
+  k1, k2 = _split(key)
   return _rademacher(k2, shape, dtype) * _maxwell(k1, shape, dtype) * scale + loc
 
 
@@ -455,7 +574,7 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=float):
   defaults to sigma's shape. A complex dtype is accepted as JAX does (the
   normal is then complex)."""
   import refimpl.numpy as jnp
-  key = _check_prng_key("lognormal", key)
+  key, _ = _check_prng_key("lognormal", key)
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.inexact):
     raise ValueError("dtype argument to `lognormal` must be a float or complex dtype, "
@@ -499,7 +618,7 @@ def geometric(key, p, shape=None, dtype=int):
   ValueError)."""
   import refimpl.numpy as jnp
   from refimpl.numpy.util import promote_dtypes_inexact
-  key = _check_prng_key("geometric", key)
+  key, _ = _check_prng_key("geometric", key)
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.integer):
     raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
@@ -528,7 +647,7 @@ def permutation(key, x, axis=0, independent=False):
   `x`; independent=True shuffles each 1-D slice with its own sort keys.
   """
   import refimpl.numpy as jnp
-  key = _check_prng_key("permutation", key)
+  key, _ = _check_prng_key("permutation", key)
   check_arraylike("permutation", x)
   axis = _canonicalize_axis(axis, np.ndim(x) or 1)
   if not np.ndim(x):
@@ -545,8 +664,8 @@ def permutation(key, x, axis=0, independent=False):
 def _shuffle(key, x, axis):
   num_rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(np.iinfo(np.uint32).max)))
   for _ in range(num_rounds):
-    key, subkey = prng.threefry_split(key, (2,))
-    sort_keys = prng.threefry_random_bits(subkey, 32, x.shape)
+    key, subkey = _split(key)
+    sort_keys = _random_bits(subkey, 32, x.shape)
     _, x = lax.sort_key_val(sort_keys, x, axis)
   return x
 
@@ -567,7 +686,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
   """
   import refimpl.numpy as jnp
   from refimpl.numpy.util import promote_dtypes_inexact
-  key = _check_prng_key("choice", key)
+  key, _ = _check_prng_key("choice", key)
   if not isinstance(shape, (tuple, list)):
     raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
   check_arraylike("choice", a)
@@ -623,7 +742,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
   and reshaped to `shape` (k > the number of categories: ValueError).
   """
   import refimpl.numpy as jnp
-  key = _check_prng_key("categorical", key)
+  key, _ = _check_prng_key("categorical", key)
   check_arraylike("categorical", logits)
   logits = jnp.asarray(logits)
   batch_shape = tuple(np.delete(logits.shape, axis))
@@ -653,15 +772,6 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
 # --- other samplers ------------------------------------------------------------------
 # truncated_normal, poisson, binomial, multinomial, multivariate_normal, orthogonal,
 # wald: JAX 0.10's algorithms, drawing from the key exactly as JAX does.
-
-def _split_key(key, num):
-  """`num` keys split from the single raw key `key`; a batch of keys is a TypeError,
-  as in JAX's samplers that split internally."""
-  if np.ndim(key) > 1:
-    raise TypeError(f"split accepts a single key, but was given a key array of shape "
-                    f"{np.shape(key)[:-1]} != (). Use jax.vmap for batching.")
-  return prng.threefry_split(key, (num,))
-
 
 def truncated_normal(key, lower, upper, shape=None, dtype=float):
   """Standard normals restricted to the open interval (lower, upper).
@@ -707,7 +817,7 @@ def poisson(key, lam, shape=None, dtype=int):
   (not (k < 0 or (us < 0.013 and v > us)) and log(v inv_alpha / (a / us² + b)) <=
   -lam + k log(lam) - lgamma(k + 1)); an element keeps its first accepted k.
   """
-  key = _check_prng_key("poisson", key)
+  key, _ = _check_prng_key("poisson", key)
   dtypes.check_user_dtype_supported(dtype)
   import refimpl.numpy as jnp
   dtype = dtypes.canonicalize_dtype(dtype)
@@ -728,7 +838,7 @@ def _poisson_knuth(key, lam, shape, dtype, max_iters):
 
   def body(carry):
     i, k, key, log_prod = carry
-    key, subkey = _split_key(key, 2)
+    key, subkey = _split(key, 2)
     k = lax.select(log_prod > -lam, k + 1, k)
     u = _uniform(subkey, shape, np.dtype(np.float32), 0., 1.)
     return i + 1, k, key, log_prod + jnp.log(u)
@@ -753,7 +863,7 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
 
   def body(carry):
     i, k_out, accepted, key = carry
-    key, subkey_0, subkey_1 = _split_key(key, 3)
+    key, subkey_0, subkey_1 = _split(key, 3)
     u = _uniform(subkey_0, shape, lam.dtype, 0., 1.) - 0.5
     v = _uniform(subkey_1, shape, lam.dtype, 0., 1.)
     u_shifted = 0.5 - abs(u)
@@ -840,7 +950,7 @@ def _binomial_inversion(key, count, prob, shape, dtype, max_iters):
 
   def body(carry):
     i, num_geom, geom_sum, key = carry
-    subkey, key = _split_key(key, 2)
+    subkey, key = _split(key, 2)
     num_geom_out = lax.select(geom_sum <= count, num_geom + 1, num_geom)
     u = _uniform(subkey, shape, prob.dtype, 0., 1.)
     geom = jnp.ceil(jnp.log(u) / log1minusprob)
@@ -888,7 +998,7 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
 
   def body(carry):
     i, k_out, accepted, key = carry
-    key, subkey_0, subkey_1 = _split_key(key, 3)
+    key, subkey_0, subkey_1 = _split(key, 3)
     u = _uniform(subkey_0, shape, prob.dtype, 0., 1.)
     v = _uniform(subkey_1, shape, prob.dtype, 0., 1.)
     u = u - 0.5
@@ -926,7 +1036,7 @@ def multinomial(key, n, p, *, shape=None, dtype=float, unroll=1):
   """
   import refimpl.numpy as jnp
   from refimpl.numpy.util import promote_dtypes_inexact
-  key = _check_prng_key("multinomial", key)
+  key, _ = _check_prng_key("multinomial", key)
   check_arraylike("multinomial", n, p)
   n, p = promote_dtypes_inexact(n, p)
   if shape is None:
@@ -942,7 +1052,7 @@ def multinomial(key, n, p, *, shape=None, dtype=float, unroll=1):
   p = jnp.moveaxis(p, -1, 0)
   remaining_probs = lax.cumsum(p, 0, reverse=True)
   ratios = p / jnp.where(remaining_probs == 0, 1, remaining_probs)
-  keys = _split_key(key, ratios.shape[0])
+  keys = _split(key, ratios.shape[0])
   _, counts = lax.scan(step, n, (ratios, keys), unroll=unroll)
   return jnp.moveaxis(counts, 0, -1).astype(dtype)
 
@@ -959,7 +1069,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method='cholesky
   """
   import refimpl.numpy as jnp
   from refimpl.numpy.util import promote_dtypes_inexact
-  key = _check_prng_key("multivariate_normal", key)
+  key, _ = _check_prng_key("multivariate_normal", key)
   if dtype is not None:
     dtypes.check_user_dtype_supported(dtype)
   mean, cov = promote_dtypes_inexact(mean, cov)
@@ -1007,7 +1117,7 @@ def orthogonal(key, n, shape=(), dtype=float):
   import operator
   import refimpl.numpy as jnp
   shape = core.canonicalize_shape(shape)
-  key = _check_prng_key("orthogonal", key)
+  key, _ = _check_prng_key("orthogonal", key)
   dtypes.check_user_dtype_supported(dtype)
   _check_shape("orthogonal", shape)
   n = operator.index(n)
@@ -1031,7 +1141,7 @@ def wald(key, mean, shape=None, dtype=float):
     shape = np.shape(mean)
   else:
     _check_shape("wald", shape, np.shape(mean))
-  k1, k2 = _split_key(key, 2)
+  k1, k2 = _split(key, 2)
   mean = jnp.broadcast_to(jnp.asarray(mean).astype(dtype), shape)
   v = _normal_real(k1, shape, dtype)
   z = _uniform(k2, shape, dtype, 0., 1.)
@@ -1047,12 +1157,6 @@ def wald(key, mean, shape=None, dtype=float):
 # gamma and loggamma bind `random_gamma_p`, whose reference rule runs JAX's
 # Marsaglia-Tsang sampler on each element; beta, dirichlet, chisquare, f, t,
 # generalized_normal and ball are built from gamma/loggamma as in JAX.
-
-def _split_in_two(key):
-  """The two keys of split(key) (`prng.threefry_split(key, (2,))`)."""
-  keys = prng.threefry_split(key, (2,))
-  return keys[0], keys[1]
-
 
 def _gamma_one(key, alpha, log_space):
   """One Gamma(alpha) sample (its log with `log_space`) from one raw key,
@@ -1084,18 +1188,18 @@ def _gamma_one(key, alpha, log_space):
     return lax.bitwise_and(squeeze, log_test)
 
   def next_normal(state):
-    key, subkey = _split_in_two(state[0])
+    key, subkey = _split(state[0])
     x = _normal_real(subkey, (), dtype)
     return key, x, lax.add(one, lax.mul(x, c))
 
   def propose(state):
-    keys = prng.threefry_split(state[0], (3,))
+    keys = _split(state[0], 3)
     _, x, v = lax.while_loop(lambda s: lax.le(s[2], zero), next_normal,
                              (keys[1], zero, _const(dtype, -1)))
     U = _uniform(keys[2], (), dtype, 0., 1.)
     return keys[0], lax.mul(x, x), lax.mul(lax.mul(v, v), v), U
 
-  key, subkey = _split_in_two(key)
+  key, subkey = _split(key)
   _, _, V, _ = lax.while_loop(reject, propose, (key, zero, one, _const(dtype, 2)))
   if log_space:
     log_u = lax.neg(_exponential(subkey, (), dtype))
@@ -1111,15 +1215,15 @@ random_gamma_p = core.Primitive("random_gamma")
 
 
 @random_gamma_p.def_impl
-def _random_gamma_impl(key, a, *, log_space):
+def _random_gamma_impl(keys, a, *, log_space):
   """Gamma(a) samples, one per element of `a` (their logs if `log_space`).
 
-  `key` holds raw keys uint32[*batch, 2] whose batch shape is a prefix of
-  a's shape (a single key uint32[2] for a whole array). Each key is split
-  into as many keys as a's elements under it (split(key, n), in row-major
-  order), and element i is `_gamma_one(keys[i], a[i], log_space)`: JAX's
-  Marsaglia-Tsang rejection loop (`lax.while_loop`), run here vectorized
-  with `vmap`, which gives the values of JAX's per-element loop.
+  `keys` is a key array whose shape is a prefix of a's shape (a single key
+  for a whole array). Each key is split into as many keys as a's elements
+  under it (split(key, n), in row-major order), and element i is
+  `_gamma_one(keys[i], a[i], log_space)`: JAX's Marsaglia-Tsang rejection
+  loop (`lax.while_loop`), run here vectorized with `vmap`, which gives the
+  values of JAX's per-element loop.
   Shape and dtype: a's (a floating dtype). a = 0 gives 0 (the boost
   u ** (1/0)); NaN, or a <= -2/3 (d <= 0), gives NaN (the loop stops at
   once); -2/3 < a < 0 gives the formula's value, no Gamma sample; a = inf
@@ -1128,22 +1232,22 @@ def _random_gamma_impl(key, a, *, log_space):
   from refimpl.vectorize import vmap
   if a.size == 0:
     return np.empty(a.shape, a.dtype)
-  count = math.prod(a.shape[key.ndim - 1:])
+  count = math.prod(a.shape[keys.ndim:])
   with core.eval_context():
-    keys = vmap(lambda k: prng.threefry_split(k, (count,)))(key.reshape(-1, 2))
+    keys = vmap(lambda k: _split(k, count))(prng.key_array(keys).reshape(-1))
     samples = vmap(lambda k, x: _gamma_one(k, x, log_space))(
-        keys.reshape(-1, 2), a.reshape(-1))
+        keys.reshape(-1), a.reshape(-1))
   return np.asarray(samples).reshape(a.shape)
 
 
 @random_gamma_p.def_abstract_eval
-def _random_gamma_abstract_eval(key, a, *, log_space):
-  """a's shape and dtype; the key must be uint32[*batch, 2] with its batch
-  shape a prefix of a's shape, and a floating (TypeError/ValueError)."""
-  if key.dtype != np.uint32 or key.shape[-1:] != (2,):
-    raise TypeError(f"random_gamma requires raw uint32[..., 2] keys, got {key.str_short()}")
-  if a.shape[:key.ndim - 1] != key.shape[:-1]:
-    raise ValueError(f"random_gamma key batch shape {key.shape[:-1]} is not a prefix "
+def _random_gamma_abstract_eval(keys, a, *, log_space):
+  """a's shape and dtype; `keys` must be a key array whose shape is a prefix
+  of a's shape, and a floating (TypeError/ValueError)."""
+  if not dtypes.issubdtype(keys.dtype, dtypes.prng_key):
+    raise TypeError(f"random_gamma requires a key array, got {keys.str_short()}")
+  if a.shape[:keys.ndim] != keys.shape:
+    raise ValueError(f"random_gamma key shape {keys.shape} is not a prefix "
                      f"of the shape {a.shape} of a")
   if not dtypes.issubdtype(a.dtype, np.floating):
     raise TypeError(f"random_gamma requires a floating a, got {a.dtype}")
@@ -1178,21 +1282,21 @@ def gamma(key, a, shape=None, dtype=float):
   the i-th key of split(key, size) (see `_gamma_one` for the draws).
   Differentiable in a by the implicit gradient (`lax.random_gamma_grad`)."""
   key, dtype, shape = _float_sampler("gamma", key, dtype, shape)
-  return _map_keys(lambda k: _gamma(k, a, shape, dtype, log_space=False), key)
+  return _gamma(key, a, shape, dtype, log_space=False)
 
 
 def loggamma(key, a, shape=None, dtype=float):
   """log of Gamma(a) floats, drawn as `gamma` draws them (the same bits:
   exp(loggamma(...)) is gamma(...) up to rounding) but computed in log
   space, so that tiny samples (small a) keep their precision."""
-  key = _check_prng_key("loggamma", key)
+  key, _ = _check_prng_key("loggamma", key)
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.floating):  # JAX's message names `gamma`
     raise ValueError(f"dtype argument to `gamma` must be a float dtype, got {dtype}")
   dtype = dtypes.canonicalize_dtype(dtype)
   if shape is not None:
     shape = core.canonicalize_shape(shape)
-  return _map_keys(lambda k: _gamma(k, a, shape, dtype, log_space=True), key)
+  return _gamma(key, a, shape, dtype, log_space=True)
 
 
 def _gamma(key, a, shape, dtype, log_space):
@@ -1213,7 +1317,7 @@ def beta(key, a, b, shape=None, dtype=float):
   broadcast shape), m = max(la, lb), the result is exp(la - m) /
   (exp(la - m) + exp(lb - m)): Ga / (Ga + Gb) without underflow."""
   key, dtype, shape = _float_sampler("beta", key, dtype, shape)
-  return _map_keys(lambda k: _beta(k, a, b, shape, dtype), key)
+  return _beta(key, a, b, shape, dtype)
 
 
 def _beta(key, a, b, shape, dtype):
@@ -1223,7 +1327,7 @@ def _beta(key, a, b, shape, dtype):
   else:
     _check_shape("beta", shape, np.shape(a), np.shape(b))
   a, b = lax.convert_element_type(a, dtype), lax.convert_element_type(b, dtype)
-  key_a, key_b = _split_in_two(key)
+  key_a, key_b = _split(key)
   log_gamma_a = loggamma(key_a, jnp.broadcast_to(a, shape), shape, dtype)
   log_gamma_b = loggamma(key_b, jnp.broadcast_to(b, shape), shape, dtype)
   log_max = lax.max(log_gamma_a, log_gamma_b)
@@ -1252,13 +1356,13 @@ def dirichlet(key, alpha, shape=None, dtype=float):
     x_max = jnp.max(log_gamma_samples, -1, keepdims=True)
     unnormalized = jnp.exp(log_gamma_samples - lax.stop_gradient(x_max))
     return unnormalized / unnormalized.sum(-1, keepdims=True)
-  return _map_keys(sample, key)
+  return sample(key)
 
 
 def chisquare(key, df, shape=None, dtype=float):
   """Chi-square(df) floats: exp(loggamma(key, df / 2, shape)) * 2."""
   key, dtype, shape = _float_sampler("chisquare", key, dtype, shape)
-  return _map_keys(lambda k: _chisquare(k, df, shape, dtype), key)
+  return _chisquare(key, df, shape, dtype)
 
 
 def _chisquare(key, df, shape, dtype):
@@ -1278,7 +1382,7 @@ def f(key, dfnum, dfden, shape=None, dtype=float):
   (chisquare(key_dfn, dfnum) / dfnum) / (chisquare(key_dfd, dfden) / dfden)
   (shape defaults to the broadcast shape of dfden and dfnum)."""
   key, dtype, shape = _float_sampler("f", key, dtype, shape)
-  return _map_keys(lambda k: _f(k, dfnum, dfden, shape, dtype), key)
+  return _f(key, dfnum, dfden, shape, dtype)
 
 
 def _f(key, dfnum, dfden, shape, dtype):
@@ -1289,7 +1393,7 @@ def _f(key, dfnum, dfden, shape, dtype):
     _check_shape("f", shape, np.shape(dfden), np.shape(dfnum))
   dfden = lax.convert_element_type(dfden, dtype)
   dfnum = lax.convert_element_type(dfnum, dtype)
-  key_dfd, key_dfn = _split_in_two(key)
+  key_dfd, key_dfn = _split(key)
   chi2_dfn = chisquare(key_dfn, dfnum, shape, dtype)
   chi2_dfd = chisquare(key_dfd, dfden, shape, dtype)
   num = lax.div(chi2_dfn, jnp.broadcast_to(dfnum, shape))
@@ -1302,7 +1406,7 @@ def t(key, df, shape=(), dtype=float):
   normal(key_n, shape) and g = gamma(key_g, df / 2, shape), the result is
   n * sqrt((df / 2) / g)."""
   key, dtype, shape = _float_sampler("t", key, dtype, shape)
-  return _map_keys(lambda k: _t(k, df, shape, dtype), key)
+  return _t(key, df, shape, dtype)
 
 
 def _t(key, df, shape, dtype):
@@ -1312,7 +1416,7 @@ def _t(key, df, shape, dtype):
   else:
     _check_shape("t", shape, np.shape(df))
   df = lax.convert_element_type(df, dtype)
-  key_n, key_g = _split_in_two(key)
+  key_n, key_g = _split(key)
   n = _normal_real(key_n, shape, dtype)
   half_df = lax.div(df, _const(dtype, 2))
   g = gamma(key_g, half_df, shape, dtype)
@@ -1324,16 +1428,16 @@ def generalized_normal(key, p, shape=(), dtype=float):
   k0, k1 = split(key), g = gamma(k0, 1 / p, shape) and r =
   rademacher(k1, shape, dtype), the result is r * g ** (1 / p)."""
   shape = core.canonicalize_shape(shape)
-  key = _check_prng_key("generalized_normal", key)
+  key, _ = _check_prng_key("generalized_normal", key)
   dtypes.check_user_dtype_supported(dtype)
   _check_shape("generalized_normal", shape)
 
   def sample(k):
-    k0, k1 = _split_in_two(k)
+    k0, k1 = _split(k)
     g = gamma(k0, 1 / p, shape, dtype)
     r = rademacher(k1, shape, dtype)
     return r * g ** (1 / p)
-  return _map_keys(sample, key)
+  return sample(key)
 
 
 def ball(key, d, p=2, shape=(), dtype=float):
@@ -1344,14 +1448,14 @@ def ball(key, d, p=2, shape=(), dtype=float):
   import operator
   import refimpl.numpy as jnp
   shape = core.canonicalize_shape(shape)
-  key = _check_prng_key("ball", key)
+  key, _ = _check_prng_key("ball", key)
   dtypes.check_user_dtype_supported(dtype)
   _check_shape("ball", shape)
   d = operator.index(d)
 
   def sample(k):
-    k1, k2 = _split_in_two(k)
+    k1, k2 = _split(k)
     g = generalized_normal(k1, p, (*shape, d), dtype)
     e = exponential(k2, shape, dtype)
     return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]
-  return _map_keys(sample, key)
+  return sample(key)

@@ -11,7 +11,6 @@ Bit-exact everywhere except two documented cases:
 
 import json
 import pathlib
-import warnings
 
 import ml_dtypes
 import numpy as np
@@ -138,21 +137,37 @@ def test_fold_in_under_vmap_over_data():
     np.testing.assert_array_equal(out[d], np.asarray(random.fold_in(k, d)))
 
 
-def test_batched_keys_warn_as_jax():
-  keys = random.split(random.PRNGKey(0), 3)
-  with pytest.warns(FutureWarning, match="accepts a single key"):
-    out = random.bits(keys, (2,))
-  assert out.shape == (3, 2)
-  np.testing.assert_array_equal(np.asarray(out[1]), np.asarray(random.bits(keys[1], (2,))))
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore", FutureWarning)
-    with pytest.raises(TypeError, match="split accepts a single key"):
-      random.split(keys)
-    # complex normals split each key of the batch in two
-    batched = random.normal(keys, (2,), np.complex64)
+SINGLE_KEY_FUNCTIONS = {
+    "split": random.split, "fold_in": lambda k: random.fold_in(k, 1),
+    "bits": lambda k: random.bits(k, (2,)), "uniform": random.uniform,
+    "normal": lambda k: random.normal(k, (2,), np.complex64),
+    "randint": lambda k: random.randint(k, (), 0, 3), "bernoulli": random.bernoulli,
+    "gamma": lambda k: random.gamma(k, 1.5), "poisson": lambda k: random.poisson(k, 3.),
+    "binomial": lambda k: random.binomial(k, 4., 0.5),
+    "multinomial": lambda k: random.multinomial(k, 3., jnp.array([0.5, 0.5])),
+    "wald": lambda k: random.wald(k, 1.), "permutation": lambda k: random.permutation(k, 3),
+    "choice": lambda k: random.choice(k, 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SINGLE_KEY_FUNCTIONS))
+@pytest.mark.parametrize("typed", [False, True])
+def test_batched_keys_raise_and_vmap_maps(name, typed):
+  """A key array of shape other than () raises JAX's ValueError; vmap over
+  the keys gives each key's result."""
+  f = SINGLE_KEY_FUNCTIONS[name]
+  keys = random.split(random.key(0) if typed else random.PRNGKey(0), 3)
+  with pytest.raises(ValueError, match=f"{name} accepts a single key, but was given a "
+                     r"key array of shape \(3,?( 2)?\) != \(\)"):
+    f(keys)
+  batched = jax.vmap(f)(keys)
   for i in range(3):
-    np.testing.assert_array_equal(np.asarray(batched[i]),
-                                  np.asarray(random.normal(keys[i], (2,), np.complex64)))
+    expected = f(keys[i])
+    if typed and name in ("split", "fold_in"):
+      batched_i, expected = random.key_data(batched[i]), random.key_data(expected)
+    else:
+      batched_i = batched[i]
+    np.testing.assert_array_equal(np.asarray(batched_i), np.asarray(expected))
 
 
 def test_key_errors():
@@ -290,7 +305,9 @@ def test_bernoulli_shapes_and_extremes():
 
 
 def test_make_jaxpr_uniform():
+  """Raw keys are wrapped on entry and bits come from the random_bits primitive, as JAX."""
   jaxpr = str(jax.make_jaxpr(lambda k: random.uniform(k, (3,)))(random.PRNGKey(0)))
-  for piece in ("iota_2x32_shape[shape=(3,)]", "threefry2x32", "shift_right_logical",
+  for piece in ("b:key<fry>[] = random_wrap[impl=fry] a",
+                "u32[3] = random_bits[bit_width=32 shape=(3,)] b", "shift_right_logical",
                 "bitcast_convert_type[new_dtype=float32]", "max"):
     assert piece in jaxpr, jaxpr

@@ -16,7 +16,6 @@ decisions all agree). Within a few ulp, measured against the golden values:
 
 import json
 import pathlib
-import warnings
 
 import numpy as np
 import pytest
@@ -242,14 +241,6 @@ def test_errors():
     random.orthogonal(k, 2.5)
   with pytest.raises(TypeError, match="binomial"):
     random.binomial(k, [5], 0.5)
-
-
-def test_batched_key_errors_where_jax_splits():
-  keys = random.split(K(0), 2)
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore", FutureWarning)
-    with pytest.raises(TypeError, match="split accepts a single key"):
-      random.poisson(keys, 2., (3,))
 
 
 SAMPLER_FNS = {

@@ -445,20 +445,34 @@ def gumbel(key, shape=(), dtype=float, mode=None):
   mode "high": high, low = the two halves of uniform(key, (2,) + shape,
   dtype); x = high if high >= 0.5 else high + 2**-nmant * low + tiny (a
   uniform with twice the mantissa bits near 0); result -log(-log1p(-x)).
-  Any other mode raises ValueError ("highest", JAX's float32 fixed-point
-  variant, is not built).
+  mode "highest", float32: hi, lo = the two halves of 32-bit random bits of
+  shape (2,) + shape, read as the 64-bit fixed-point fraction
+  u = (hi * 2**32 + lo) / 2**64; x = u if u < 1/2 (hi < 2**31) else 1 - u
+  (the 64-bit two's complement), converted to float32 by truncation
+  (`_fixed_point_to_float32`); result -log(-log1p(-x)) where u < 1/2, else
+  -log(-log(x)). For other dtypes "highest" is "high". Any other mode
+  raises ValueError.
   """
   key, dtype, shape = _float_sampler("gumbel", key, dtype, shape)
   if mode is None:
     mode = "low"
-  if mode not in ("high", "low"):
+  if mode not in ("high", "low", "highest"):
     raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
   return _gumbel(key, shape, dtype, mode)
 
 
 def _gumbel(key, shape, dtype, mode):
   info = dtypes.finfo(dtype)
-  if mode == "high":
+  if mode == "highest" and dtype == np.float32:
+    import refimpl.numpy as jnp
+    bits = _random_bits(key, 32, (2,) + shape)
+    neg = lax.bitwise_not(bits)
+    carry = lax.convert_element_type(neg[1] == np.uint32(0xFFFFFFFF), np.uint32)
+    neg = neg + jnp.stack([carry, jnp.ones_like(carry)])   # 2**64 - u, in two words
+    flip = bits[0] < np.uint32(1 << 31)
+    x = _fixed_point_to_float32(jnp.where(flip, bits, neg))
+    return jnp.where(flip, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
+  if mode in ("high", "highest"):
     both = _uniform(key, (2,) + shape, dtype, 0., 1.)
     high, low = both[0], both[1]
     x = lax.select(high >= _const(dtype, 0.5), high,
@@ -466,6 +480,26 @@ def _gumbel(key, shape, dtype, mode):
     return lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
   u = _uniform(key, shape, dtype, info.tiny, 1.)
   return lax.neg(lax.log(lax.neg(lax.log(u))))
+
+
+def _fixed_point_to_float32(bits):
+  """The float32 of the 64-bit fixed-point fraction (hi * 2**32 + lo) / 2**64
+  held in uint32 bits[0] = hi, bits[1] = lo, rounded toward zero: the 24
+  bits after the leading one are the significand (c = the count of leading
+  zeros of the 64 bits: clz(hi), or 32 + clz(lo) when hi = 0), the exponent
+  field is 126 - c (so 0, with c = 64, gives 2**-65)."""
+  import refimpl.numpy as jnp
+  hi, lo = bits[0], bits[1]
+  hi_clz, lo_clz = lax.clz(hi), lax.clz(lo)
+  top = lax.bitwise_or(lax.shift_left(hi, hi_clz),
+                       jnp.where(hi_clz == 32, lax.shift_left(lo, lo_clz),
+                                 lax.shift_right_logical(lo, np.uint32(32) - hi_clz)))
+  mantissa = lax.bitwise_and(lax.shift_right_logical(top, np.uint32(8)),
+                             np.uint32((1 << 23) - 1))
+  clz = jnp.where(hi_clz == 32, np.uint32(32) + lo_clz, hi_clz)
+  exponent = lax.bitwise_and(lax.shift_left(np.uint32(126) - clz, np.uint32(23)),
+                             np.uint32((1 << 30) - (1 << 22)))
+  return lax.bitcast_convert_type(lax.bitwise_or(exponent, mantissa), np.float32)
 
 
 def laplace(key, shape=(), dtype=float):

@@ -15,6 +15,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import refimpl as jax
 import refimpl.numpy as jnp
@@ -80,6 +81,8 @@ CONTINUOUS = {
     "gumbel": (lambda k: random.gumbel(k, (N,)), rs.gumbel_cdf, np.euler_gamma, np.pi ** 2 / 6),
     "gumbel high": (lambda k: random.gumbel(k, (N,), mode="high"), rs.gumbel_cdf,
                     np.euler_gamma, np.pi ** 2 / 6),
+    "gumbel highest": (lambda k: random.gumbel(k, (N,), mode="highest"), rs.gumbel_cdf,
+                       np.euler_gamma, np.pi ** 2 / 6),
     "laplace": (lambda k: random.laplace(k, (N,)), rs.laplace_cdf, 0., 2.),
     "logistic": (lambda k: random.logistic(k, (N,)), rs.logistic_cdf, 0., np.pi ** 2 / 3),
     "exponential": (lambda k: random.exponential(k, (N,)), rs.exponential_cdf, 1., 1.),
@@ -168,6 +171,43 @@ def test_without_replacement_distinct():
   assert len(set(x.tolist())) == 4
   x = np.asarray(random.categorical(KEY, jnp.zeros((3, 5)), shape=(5, 3), replace=False))
   assert x.shape == (5, 3) and all(sorted(x[:, j].tolist()) == list(range(5)) for j in range(3))
+
+
+def _truncated_fraction(words):
+  """(hi * 2**32 + lo) / 2**64 truncated to 24 significant bits, exactly."""
+  n = int(words[0]) * 2 ** 32 + int(words[1])
+  drop = max(n.bit_length() - 24, 0)
+  return float((n >> drop) << drop) / 2.0 ** 64
+
+
+@given(st.lists(st.tuples(st.integers(0, 2 ** 32 - 1), st.integers(0, 2 ** 32 - 1)),
+                min_size=1, max_size=20)
+       | st.just([(0, 0), (0, 1), (1, 0), (2 ** 31, 0), (2 ** 32 - 1, 2 ** 32 - 1)]))
+def test_fixed_point_to_float32_truncates(pairs):
+  bits = np.array(pairs, np.uint32).T
+  got = np.asarray(random._fixed_point_to_float32(bits))
+  want = np.array([_truncated_fraction(w) if w[0] or w[1] else 2.0 ** -65 for w in pairs],
+                  np.float32)
+  np.testing.assert_array_equal(got, want)
+
+
+@given(st.integers(0, 2 ** 31 - 1))
+@settings(max_examples=10)
+def test_gumbel_highest_from_64_bit_fixed_point(seed):
+  """mode="highest" (float32): each value is the Gumbel transform of the
+  64-bit fraction u = (hi * 2**32 + lo) / 2**64 of two bits words, reflected
+  to 1 - u for u >= 1/2 and truncated to float32 (float64 logs of the same
+  float32 fraction agree to float32 rounding)."""
+  k = random.key(seed)
+  hi, lo = (w.astype(object) for w in np.asarray(random.bits(k, (2, 64), np.uint32)))
+  flip = hi < 2 ** 31
+  u = hi * 2 ** 32 + lo
+  v = np.where(flip, u, 2 ** 64 - u)
+  x = np.array([_truncated_fraction(divmod(int(n), 2 ** 32)) for n in v])
+  want = np.where(flip, -np.log(-np.log1p(-x)), -np.log(-np.log(x)))
+  np.testing.assert_allclose(random.gumbel(k, (64,), mode="highest"), want,
+                             rtol=1e-6, atol=1e-6)
+  assert random.gumbel(k, (3,), jnp.float16, mode="highest").dtype == np.float16
 
 
 def test_errors():

@@ -29,6 +29,7 @@ class Config:
         "jax_default_prng_impl": "threefry2x32",
         "jax_enable_custom_prng": False,
         "jax_legacy_prng_key": "allow",
+        "jax_high_dynamic_range_gumbel": False,
         "backend": os.environ.get("REFIMPL_BACKEND", "reference"),
     }
 
@@ -63,7 +64,8 @@ class Config:
             self._values["jax_threefry_partitionable"],
             self._values["jax_default_prng_impl"],
             self._values["jax_enable_custom_prng"],
-            self._values["jax_legacy_prng_key"])
+            self._values["jax_legacy_prng_key"],
+            self._values["jax_high_dynamic_range_gumbel"])
 
 
 config = Config()

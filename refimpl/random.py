@@ -77,13 +77,14 @@ _UNBUILT_IMPLS = ('rbg', 'unsafe_rbg')
 
 def resolve_prng_impl(impl_spec):
   """The `prng.PRNGImpl` that `impl_spec` (None for the default, a name, a
-  PRNGSpec or a PRNGImpl) names. Unknown names raise ValueError, other
-  types TypeError, and 'rbg'/'unsafe_rbg' NotImplementedError."""
+  PRNGSpec, a key dtype or a PRNGImpl) names. Unknown names raise
+  ValueError, other types TypeError, and 'rbg'/'unsafe_rbg'
+  NotImplementedError."""
   if impl_spec is None:
     return default_prng_impl()
   if type(impl_spec) is prng.PRNGImpl:
     return impl_spec
-  if type(impl_spec) is PRNGSpec:
+  if type(impl_spec) is PRNGSpec or isinstance(impl_spec, prng.KeyTy):
     return impl_spec._impl
   if type(impl_spec) is str:
     if impl_spec in prng.prngs:
@@ -153,15 +154,24 @@ def _key(ctor_name, seed, impl_spec):
   return prng.random_seed(seed, impl=impl)
 
 
-def key(seed, *, impl=None):
+def key(seed, *, impl=None, dtype=None):
   """A typed key (a scalar array of dtype `key<fry>`) from an integer seed:
   its data is `[seed >> 32, seed & 0xFFFFFFFF]` (`prng.threefry_seed`).
 
   A Python int seed is taken as int64 first, so without x64 only its low
   32 bits count ([0, seed mod 2**32]); with x64 a 64-bit seed gives both
-  words. `impl` names the implementation (default: `jax_default_prng_impl`).
+  words. `impl` (or `dtype`, a key dtype or a name; not both: ValueError)
+  names the implementation (default: `jax_default_prng_impl`).
   """
-  return _key('key', seed, impl)
+  return _key('key', seed, _impl_or_dtype(impl, dtype, "jax.random.key"))
+
+
+def _impl_or_dtype(impl, dtype, name):
+  if dtype is None:
+    return impl
+  if impl is not None:
+    raise ValueError(f"Cannot specify both `impl` and `dtype` arguments to {name}")
+  return dtype
 
 
 def PRNGKey(seed, *, impl=None):
@@ -177,9 +187,11 @@ def key_data(keys):
   return prng.random_unwrap(keys)
 
 
-def wrap_key_data(key_bits_array, *, impl=None):
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
   """The key array whose data is `key_bits_array` (uint32, ending in the key
-  shape (2,); TypeError otherwise): keys of its leading shape."""
+  shape (2,); TypeError otherwise): keys of its leading shape. `impl` or
+  `dtype` (not both) names the implementation, as in `key`."""
+  impl = _impl_or_dtype(impl, dtype, "jax.random.wrap_key_data")
   return prng.random_wrap(key_bits_array, impl=resolve_prng_impl(impl))
 
 
@@ -224,10 +236,26 @@ def fold_in(key, data):
   return _return_prng_keys(wrapped, prng.random_fold_in(typed_key, jnp.uint32(data)))
 
 
+random_clone_p = core.Primitive("random_clone")
+
+
+@random_clone_p.def_impl
+def _random_clone_impl(x):
+  """`x` unchanged: a copy of a key that key-reuse checking would let be
+  consumed again (refimpl does no key-reuse checking, so it is the
+  identity). Shape, dtype and weak type: x's."""
+  return x
+
+
+random_clone_p.def_abstract_eval(lambda x: x)
+batching.defvectorized(random_clone_p)
+ad.defjvp_zero(random_clone_p)
+
+
 def clone(key):
-  """`key` itself: refimpl does not track key reuse, so there is no reuse
-  state to reset."""
-  return key
+  """The key, through the `random_clone` primitive (the identity here: see
+  `_random_clone_impl`)."""
+  return random_clone_p.bind(key)
 
 
 def _random_bits(key, bit_width, shape):
@@ -252,7 +280,7 @@ def bits(key, shape=(), dtype=None):
   return _random_bits(key, dtype.itemsize * 8, shape)
 
 
-def uniform(key, shape=(), dtype=float, minval=0., maxval=1.):
+def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
   """Uniform floats in [minval, maxval).
 
   With nbits = the dtype's width and nmant its explicit mantissa bits, the
@@ -262,6 +290,7 @@ def uniform(key, shape=(), dtype=float, minval=0., maxval=1.):
   is max(minval, f * (maxval - minval) + minval), computed in `dtype`.
   """
   key, _ = _check_prng_key("uniform", key)
+  dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   shape = core.canonicalize_shape(shape)
   if not dtypes.issubdtype(dtype, np.floating):
@@ -286,7 +315,7 @@ def _uniform(key, shape, dtype, minval, maxval):
   return lax.max(minval, lax.reshape(floats * (maxval - minval) + minval, shape))
 
 
-def normal(key, shape=(), dtype=float):
+def normal(key, shape=(), dtype=None):
   """Standard normal floats: u = uniform(key, shape, dtype, lo, 1) with lo
   the float after -1 towards 0, then sqrt(2) * erf_inv(u), in `dtype`.
 
@@ -295,6 +324,7 @@ def normal(key, shape=(), dtype=float):
   """
   key, _ = _check_prng_key("normal", key)
   shape = core.canonicalize_shape(shape)
+  dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.inexact):
     raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, "
@@ -319,7 +349,7 @@ def _normal_real(key, shape, dtype):
   return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
 
 
-def randint(key, shape, minval, maxval, dtype=int):
+def randint(key, shape, minval, maxval, dtype=None):
   """Integers in [minval, maxval) of `dtype` (int32, int64 with x64).
 
   minval and maxval are clipped to `dtype`'s range. The draw is computed in
@@ -332,6 +362,7 @@ def randint(key, shape, minval, maxval, dtype=int):
   the result is minval + ((hi % span) * m + lo % span) % span.
   """
   key, _ = _check_prng_key("randint", key)
+  dtype = int if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   dtype = dtypes.canonicalize_dtype(dtype)
   shape = core.canonicalize_shape(shape)
@@ -378,10 +409,17 @@ def _convert_and_clip_integer(val, dtype):
   return lax.convert_element_type(lax.clamp(lo, val, hi), dtype)
 
 
-def bernoulli(key, p=np.float32(0.5), shape=None):
-  """Booleans: uniform(key, shape, dtype of p) < p (shape defaults to p's)."""
+def bernoulli(key, p=np.float32(0.5), shape=None, mode='low'):
+  """Booleans with P(True) = p; `shape` defaults to p's.
+
+  mode "low": uniform(key, shape, dtype of p) < p. mode "high" (resolution
+  2**-2nmant, for small p): u1, u2 = the two halves of uniform(key, (2,
+  *shape)); u2 * 2**-nmant < p - u1. Other modes raise ValueError.
+  """
   if shape is not None:
     shape = core.canonicalize_shape(shape)
+  if mode not in ('high', 'low'):
+    raise ValueError(f"got {mode=}, expected 'high' or 'low'")
   key, _ = _check_prng_key("bernoulli", key)
   dtype = dtypes.canonicalize_dtype(lax.dtype(p))
   if not dtypes.issubdtype(dtype, np.floating):
@@ -391,7 +429,34 @@ def bernoulli(key, p=np.float32(0.5), shape=None):
     shape = np.shape(p)
   else:
     _check_shape("bernoulli", shape, np.shape(p))
+  if mode == 'high':
+    both = _uniform(key, (2, *shape), dtype, 0., 1.)
+    u1, u2 = both[0], both[1] * _const(dtype, 2. ** -dtypes.finfo(dtype).nmant)
+    return u2 < p - u1
   return _uniform(key, shape, dtype, 0., 1.) < p
+
+
+def _check_broadcast_shapes(name, shape, *params):
+  """The result shape: `shape` (canonicalized, and checked to be what the
+  parameters broadcast with it to: ValueError), or by default the
+  broadcast shape of the parameters."""
+  param_shapes = [np.shape(x) for x in params]
+  if shape is None:
+    return lax.broadcast_shapes(*param_shapes) if param_shapes else ()
+  shape = core.canonicalize_shape(shape)
+  _check_shape(name, shape, *param_shapes)
+  return shape
+
+
+def _check_all_safe_to_cast(name, dtype, *params):
+  """TypePromotionError unless every parameter converts to `dtype` without
+  loss: promoting it with `dtype` gives `dtype` (a Python scalar always does;
+  a float64 array with a float32 dtype under x64 does not)."""
+  for x in params:
+    if dtypes.result_type(x, dtype) != dtype:
+      raise dtypes.TypePromotionError(
+          f"In arguments to {name}, cannot safely cast argument of type "
+          f"{dtypes.dtype(x)} to {dtype}")
 
 
 def _check_shape(name, shape, *param_shapes):
@@ -413,6 +478,7 @@ def _float_sampler(name, key, dtype, shape):
   """Checks `key` and the float `dtype` (ValueError otherwise, as JAX);
   returns (key, canonical dtype, canonical shape or None)."""
   key, _ = _check_prng_key(name, key)
+  dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.floating):
     raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dtype}")
@@ -425,7 +491,7 @@ def _const(dtype, value):
   return np.array(value, dtype)
 
 
-def exponential(key, shape=(), dtype=float):
+def exponential(key, shape=(), dtype=None):
   """Standard exponential floats: -log1p(-u) with u = uniform(key, shape, dtype)
   in [0, 1) (so 1 - u lies in (0, 1] and the result is finite, >= 0)."""
   key, dtype, shape = _float_sampler("exponential", key, dtype, shape)
@@ -437,10 +503,11 @@ def _exponential(key, shape, dtype):
   return lax.neg(lax.log1p(lax.neg(u)))
 
 
-def gumbel(key, shape=(), dtype=float, mode=None):
+def gumbel(key, shape=(), dtype=None, mode=None):
   """Standard Gumbel floats.
 
-  mode "low" (the default, None): u = uniform(key, shape, dtype, tiny, 1)
+  mode None is "high" when the option `jax_high_dynamic_range_gumbel` is on,
+  else "low". mode "low": u = uniform(key, shape, dtype, tiny, 1)
   with tiny the dtype's smallest normal, result -log(-log(u)).
   mode "high": high, low = the two halves of uniform(key, (2,) + shape,
   dtype); x = high if high >= 0.5 else high + 2**-nmant * low + tiny (a
@@ -455,7 +522,7 @@ def gumbel(key, shape=(), dtype=float, mode=None):
   """
   key, dtype, shape = _float_sampler("gumbel", key, dtype, shape)
   if mode is None:
-    mode = "low"
+    mode = "high" if config.jax_high_dynamic_range_gumbel else "low"
   if mode not in ("high", "low", "highest"):
     raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
   return _gumbel(key, shape, dtype, mode)
@@ -502,7 +569,7 @@ def _fixed_point_to_float32(bits):
   return lax.bitcast_convert_type(lax.bitwise_or(exponent, mantissa), np.float32)
 
 
-def laplace(key, shape=(), dtype=float):
+def laplace(key, shape=(), dtype=None):
   """Standard Laplace floats: u = uniform(key, shape, dtype, -1 + epsneg, 1)
   (epsneg = 2**-(nmant+1), so |u| < 1), result sign(u) * log1p(-|u|)."""
   key, dtype, shape = _float_sampler("laplace", key, dtype, shape)
@@ -510,7 +577,7 @@ def laplace(key, shape=(), dtype=float):
   return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
-def logistic(key, shape=(), dtype=float):
+def logistic(key, shape=(), dtype=None):
   """Standard logistic floats: u = uniform(key, shape, dtype, tiny, 1)
   (tiny the dtype's smallest normal), result log(u) - log1p(-u)."""
   key, dtype, shape = _float_sampler("logistic", key, dtype, shape)
@@ -518,7 +585,7 @@ def logistic(key, shape=(), dtype=float):
   return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
 
-def cauchy(key, shape=(), dtype=float):
+def cauchy(key, shape=(), dtype=None):
   """Standard Cauchy floats: u = uniform(key, shape, dtype, eps, 1),
   result tan(pi * (u - 0.5))."""
   key, dtype, shape = _float_sampler("cauchy", key, dtype, shape)
@@ -526,10 +593,11 @@ def cauchy(key, shape=(), dtype=float):
   return lax.tan(lax.mul(_const(dtype, np.pi), lax.sub(u, _const(dtype, 0.5))))
 
 
-def rademacher(key, shape=(), dtype=int):
+def rademacher(key, shape=(), dtype=None):
   """-1 or 1 with probability 1/2 each, in `dtype` (int32 by default):
   b = bernoulli(key, 0.5, shape) as `dtype`, result 2 * b - 1."""
   key, _ = _check_prng_key("rademacher", key)
+  dtype = int if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   dtype = dtypes.canonicalize_dtype(dtype)
   shape = core.canonicalize_shape(shape)
@@ -542,7 +610,7 @@ def _rademacher(key, shape, dtype):
   return (2 * b.astype(dtype) - 1).astype(dtype)
 
 
-def maxwell(key, shape=(), dtype=float):
+def maxwell(key, shape=(), dtype=None):
   """One-sided Maxwell floats: the Euclidean norm of the last axis of
   normal(key, shape + (3,), dtype), i.e. sqrt(x² + y² + z²)."""
   key, dtype, shape = _float_sampler("maxwell", key, dtype, shape)
@@ -554,7 +622,7 @@ def _maxwell(key, shape, dtype):
   return jnp.linalg.norm(_normal_real(key, shape + (3,), dtype), axis=-1)
 
 
-def double_sided_maxwell(key, loc, scale, shape=(), dtype=float):
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
   """Double-sided Maxwell floats, sign * maxwell * scale + loc.
 
   The result shape is `shape + broadcast_shapes(shape(loc), shape(scale))`
@@ -569,7 +637,7 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=float):
   return _rademacher(k2, shape, dtype) * _maxwell(k1, shape, dtype) * scale + loc
 
 
-def weibull_min(key, scale, concentration, shape=(), dtype=float):
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
   """Weibull floats: (-log1p(-u)) ** (1 / concentration) * scale with
   u = uniform(key, shape, dtype) (the inverse CDF)."""
   import refimpl.numpy as jnp
@@ -578,52 +646,44 @@ def weibull_min(key, scale, concentration, shape=(), dtype=float):
   return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
 
 
-def pareto(key, b, shape=None, dtype=float):
+def pareto(key, b, shape=None, dtype=None):
   """Pareto floats on [1, inf): exp(e / b) with e = exponential(key, shape,
   dtype). `shape` defaults to b's shape."""
   key, dtype, shape = _float_sampler("pareto", key, dtype, shape)
-  if shape is None:
-    shape = np.shape(b)
-  else:
-    _check_shape("pareto", shape)
+  shape = _check_broadcast_shapes("pareto", shape, b)
+  _check_all_safe_to_cast("pareto", dtype, b)
   return lax.exp(_exponential(key, shape, dtype) / lax.convert_element_type(b, dtype))
 
 
-def rayleigh(key, scale, shape=None, dtype=float):
+def rayleigh(key, scale, shape=None, dtype=None):
   """Rayleigh floats: scale * sqrt(-2 * log(u)) with u = uniform(key, shape,
   dtype). `shape` defaults to scale's shape (and must broadcast with it)."""
   import refimpl.numpy as jnp
   key, dtype, shape = _float_sampler("rayleigh", key, dtype, shape)
-  if shape is None:
-    shape = np.shape(scale)
-  else:
-    _check_shape("rayleigh", shape, np.shape(scale))
+  shape = _check_broadcast_shapes("rayleigh", shape, scale)
+  _check_all_safe_to_cast("rayleigh", dtype, scale)
   u = _uniform(key, shape, dtype, 0., 1.)
   scale = jnp.broadcast_to(lax.convert_element_type(scale, dtype), shape)
   return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), _const(dtype, -2))))
 
 
-def lognormal(key, sigma=np.float32(1), shape=None, dtype=float):
-  """Log-normal floats: exp(normal(key, shape, dtype) * sigma). `shape`
-  defaults to sigma's shape. A complex dtype is accepted as JAX does (the
-  normal is then complex)."""
-  import refimpl.numpy as jnp
+def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
+  """Log-normal floats: exp(normal(key, shape, dtype) * sigma), sigma
+  converted to `dtype`. `shape` defaults to sigma's shape. A complex dtype
+  is accepted as JAX does (the normal is then complex)."""
   key, _ = _check_prng_key("lognormal", key)
+  dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.inexact):
     raise ValueError("dtype argument to `lognormal` must be a float or complex dtype, "
                      f"got {dtype}")
   dtype = dtypes.canonicalize_dtype(dtype)
-  if shape is None:
-    shape = np.shape(sigma)
-  else:
-    shape = core.canonicalize_shape(shape)
-    _check_shape("lognormal", shape, np.shape(sigma))
-  sigma = jnp.broadcast_to(sigma, shape)
-  return lax.exp(normal(key, shape, dtype) * sigma)
+  shape = _check_broadcast_shapes("lognormal", shape, sigma)
+  _check_all_safe_to_cast("lognormal", dtype, sigma)
+  return lax.exp(normal(key, shape, dtype) * lax.convert_element_type(sigma, dtype))
 
 
-def triangular(key, left, mode, right, shape=None, dtype=float):
+def triangular(key, left, mode, right, shape=None, dtype=None):
   """Triangular floats on [left, right] with peak `mode` (inverse CDF).
 
   fc = (mode - left) / (right - left); u = uniform(key, shape, dtype);
@@ -645,7 +705,7 @@ def triangular(key, left, mode, right, shape=None, dtype=float):
   return lax.select(u < fc, out1, out2)
 
 
-def geometric(key, p, shape=None, dtype=int):
+def geometric(key, p, shape=None, dtype=None):
   """Geometric integers >= 1 (trials until the first success):
   floor(log(u) / log1p(-p)) + 1 with u = uniform(key, shape, p's inexact
   dtype), converted to `dtype` (int32 by default; float dtypes raise
@@ -653,6 +713,7 @@ def geometric(key, p, shape=None, dtype=int):
   import refimpl.numpy as jnp
   from refimpl.numpy.util import promote_dtypes_inexact
   key, _ = _check_prng_key("geometric", key)
+  dtype = int if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.integer):
     raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
@@ -807,7 +868,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
 # truncated_normal, poisson, binomial, multinomial, multivariate_normal, orthogonal,
 # wald: JAX 0.10's algorithms, drawing from the key exactly as JAX does.
 
-def truncated_normal(key, lower, upper, shape=None, dtype=float):
+def truncated_normal(key, lower, upper, shape=None, dtype=None):
   """Standard normals restricted to the open interval (lower, upper).
 
   With a = erf(lower / sqrt(2)) and b = erf(upper / sqrt(2)) (in `dtype`), u =
@@ -833,7 +894,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=float):
                   lax.nextafter(lax.stop_gradient(upper), np.array(-np.inf, dtype)))
 
 
-def poisson(key, lam, shape=None, dtype=int):
+def poisson(key, lam, shape=None, dtype=None):
   """Poisson counts of rate `lam` (cast to float32), in integer `dtype` (int32; int64
   with x64). `shape` defaults to lam's shape; lam is broadcast to it.
 
@@ -852,6 +913,7 @@ def poisson(key, lam, shape=None, dtype=int):
   -lam + k log(lam) - lgamma(k + 1)); an element keeps its first accepted k.
   """
   key, _ = _check_prng_key("poisson", key)
+  dtype = int if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   import refimpl.numpy as jnp
   dtype = dtypes.canonicalize_dtype(dtype)
@@ -918,7 +980,7 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
   return lax.while_loop(cond, body, init)[1].astype(dtype)
 
 
-def binomial(key, n, p, shape=None, dtype=float):
+def binomial(key, n, p, shape=None, dtype=None):
   """Binomial counts of n trials with success probability p, as floats of `dtype`.
 
   p is promoted to an inexact dtype and n converted to it; both are broadcast to
@@ -1058,7 +1120,7 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
   return lax.while_loop(cond, body, init)[1].astype(dtype)
 
 
-def multinomial(key, n, p, *, shape=None, dtype=float, unroll=1):
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
   """Counts of n trials over the categories of p (last axis), as floats of `dtype`.
 
   n and p are promoted together to an inexact dtype; `shape` (default p's shape)
@@ -1143,25 +1205,30 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method='cholesky
   return mean + jnp.einsum('...ij,...j->...i', factor, normal_samples)
 
 
-def orthogonal(key, n, shape=(), dtype=float):
-  """A matrix (*shape, n, n) uniform (Haar) on the orthogonal group O(n) (unitary
-  U(n) for a complex dtype): z = normal(key, (*shape, n, n), dtype), q, r = qr(z),
-  and q with column j multiplied by d_j / |d_j|, d = diagonal(r) (Mezzadri 2007).
-  `n` must be a concrete integer."""
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+  """Matrices (*shape, n, m) (m defaults to n) uniform (Haar) on the orthogonal
+  group O(n) (unitary U(n) for a complex dtype), semi-orthogonal when m != n:
+  z = normal(key, (*shape, max(n, m), min(n, m)), dtype), q, r = qr(z), and q
+  with column j multiplied by d_j / |d_j|, d = diagonal(r) (Mezzadri 2007);
+  transposed (rows orthonormal) when n < m. `n` and `m` must be concrete
+  integers."""
   import operator
   import refimpl.numpy as jnp
+  m = n if m is None else m
   shape = core.canonicalize_shape(shape)
   key, _ = _check_prng_key("orthogonal", key)
+  dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   _check_shape("orthogonal", shape)
-  n = operator.index(n)
-  z = normal(key, (*shape, n, n), dtype)
+  n, m = operator.index(n), operator.index(m)
+  z = normal(key, (*shape, max(n, m), min(n, m)), dtype)
   q, r = jnp.linalg.qr(z)
   d = jnp.diagonal(r, 0, -2, -1)
-  return lax.mul(q, lax.expand_dims(lax.div(d, abs(d).astype(d.dtype)), [-2]))
+  x = lax.mul(q, lax.expand_dims(lax.div(d, abs(d).astype(d.dtype)), [-2]))
+  return jnp.swapaxes(x, -1, -2) if n < m else x
 
 
-def wald(key, mean, shape=None, dtype=float):
+def wald(key, mean, shape=None, dtype=None):
   """Wald (inverse Gaussian) samples with mean `mean` and shape parameter 1.
 
   k1, k2 = split(key); v = normal(k1, shape, dtype), z = uniform(k2, shape, dtype);
@@ -1171,10 +1238,8 @@ def wald(key, mean, shape=None, dtype=float):
   """
   import refimpl.numpy as jnp
   key, dtype, shape = _float_sampler("wald", key, dtype, shape)
-  if shape is None:
-    shape = np.shape(mean)
-  else:
-    _check_shape("wald", shape, np.shape(mean))
+  shape = _check_broadcast_shapes("wald", shape, mean)
+  _check_all_safe_to_cast("wald", dtype, mean)
   k1, k2 = _split(key, 2)
   mean = jnp.broadcast_to(jnp.asarray(mean).astype(dtype), shape)
   v = _normal_real(k1, shape, dtype)
@@ -1310,7 +1375,7 @@ ad.defjvp2(random_gamma_p, None,
 batching.primitive_batchers[random_gamma_p] = _random_gamma_batch
 
 
-def gamma(key, a, shape=None, dtype=float):
+def gamma(key, a, shape=None, dtype=None):
   """Gamma(a) floats (shape a, scale 1): `random_gamma_p` on a converted to
   `dtype` and broadcast to `shape` (default a's shape), so element i uses
   the i-th key of split(key, size) (see `_gamma_one` for the draws).
@@ -1319,11 +1384,12 @@ def gamma(key, a, shape=None, dtype=float):
   return _gamma(key, a, shape, dtype, log_space=False)
 
 
-def loggamma(key, a, shape=None, dtype=float):
+def loggamma(key, a, shape=None, dtype=None):
   """log of Gamma(a) floats, drawn as `gamma` draws them (the same bits:
   exp(loggamma(...)) is gamma(...) up to rounding) but computed in log
   space, so that tiny samples (small a) keep their precision."""
   key, _ = _check_prng_key("loggamma", key)
+  dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.floating):  # JAX's message names `gamma`
     raise ValueError(f"dtype argument to `gamma` must be a float dtype, got {dtype}")
@@ -1345,21 +1411,15 @@ def _gamma(key, a, shape, dtype, log_space):
   return random_gamma_p.bind(key, a, log_space=log_space)
 
 
-def beta(key, a, b, shape=None, dtype=float):
+def beta(key, a, b, shape=None, dtype=None):
   """Beta(a, b) floats: with key_a, key_b = split(key), la = loggamma(key_a,
   a) and lb = loggamma(key_b, b) (a, b broadcast to `shape`, default their
   broadcast shape), m = max(la, lb), the result is exp(la - m) /
   (exp(la - m) + exp(lb - m)): Ga / (Ga + Gb) without underflow."""
-  key, dtype, shape = _float_sampler("beta", key, dtype, shape)
-  return _beta(key, a, b, shape, dtype)
-
-
-def _beta(key, a, b, shape, dtype):
   import refimpl.numpy as jnp
-  if shape is None:
-    shape = lax.broadcast_shapes(np.shape(a), np.shape(b))
-  else:
-    _check_shape("beta", shape, np.shape(a), np.shape(b))
+  key, dtype, shape = _float_sampler("beta", key, dtype, shape)
+  _check_all_safe_to_cast("beta", dtype, a, b)
+  shape = _check_broadcast_shapes("beta", shape, a, b)
   a, b = lax.convert_element_type(a, dtype), lax.convert_element_type(b, dtype)
   key_a, key_b = _split(key)
   log_gamma_a = loggamma(key_a, jnp.broadcast_to(a, shape), shape, dtype)
@@ -1370,7 +1430,7 @@ def _beta(key, a, b, shape, dtype):
   return gamma_a_scaled / (gamma_a_scaled + gamma_b_scaled)
 
 
-def dirichlet(key, alpha, shape=None, dtype=float):
+def dirichlet(key, alpha, shape=None, dtype=None):
   """Dirichlet(alpha) floats over alpha's last axis (n categories): the
   softmax over the last axis of loggamma(key, alpha, shape + (n,)), with
   the max subtracted (through stop_gradient). `shape` is the batch shape
@@ -1393,38 +1453,26 @@ def dirichlet(key, alpha, shape=None, dtype=float):
   return sample(key)
 
 
-def chisquare(key, df, shape=None, dtype=float):
+def chisquare(key, df, shape=None, dtype=None):
   """Chi-square(df) floats: exp(loggamma(key, df / 2, shape)) * 2."""
-  key, dtype, shape = _float_sampler("chisquare", key, dtype, shape)
-  return _chisquare(key, df, shape, dtype)
-
-
-def _chisquare(key, df, shape, dtype):
   import refimpl.numpy as jnp
-  if shape is None:
-    shape = np.shape(df)
-  else:
-    _check_shape("chisquare", shape, np.shape(df))
+  key, dtype, shape = _float_sampler("chisquare", key, dtype, shape)
+  shape = _check_broadcast_shapes("chisquare", shape, df)
+  _check_all_safe_to_cast("chisquare", dtype, df)
   df = lax.convert_element_type(df, dtype)
   two = _const(dtype, 2)
   log_g = loggamma(key, lax.div(df, two), shape, dtype)
   return lax.mul(jnp.exp(log_g), two)
 
 
-def f(key, dfnum, dfden, shape=None, dtype=float):
+def f(key, dfnum, dfden, shape=None, dtype=None):
   """F(dfnum, dfden) floats: with key_dfd, key_dfn = split(key), the ratio
   (chisquare(key_dfn, dfnum) / dfnum) / (chisquare(key_dfd, dfden) / dfden)
   (shape defaults to the broadcast shape of dfden and dfnum)."""
-  key, dtype, shape = _float_sampler("f", key, dtype, shape)
-  return _f(key, dfnum, dfden, shape, dtype)
-
-
-def _f(key, dfnum, dfden, shape, dtype):
   import refimpl.numpy as jnp
-  if shape is None:
-    shape = lax.broadcast_shapes(np.shape(dfden), np.shape(dfnum))
-  else:
-    _check_shape("f", shape, np.shape(dfden), np.shape(dfnum))
+  key, dtype, shape = _float_sampler("f", key, dtype, shape)
+  shape = _check_broadcast_shapes("f", shape, dfnum, dfden)
+  _check_all_safe_to_cast("f", dtype, dfnum, dfden)
   dfden = lax.convert_element_type(dfden, dtype)
   dfnum = lax.convert_element_type(dfnum, dtype)
   key_dfd, key_dfn = _split(key)
@@ -1435,7 +1483,7 @@ def _f(key, dfnum, dfden, shape, dtype):
   return lax.div(num, den)
 
 
-def t(key, df, shape=(), dtype=float):
+def t(key, df, shape=(), dtype=None):
   """Student's t(df) floats: with key_n, key_g = split(key), n =
   normal(key_n, shape) and g = gamma(key_g, df / 2, shape), the result is
   n * sqrt((df / 2) / g)."""
@@ -1457,12 +1505,13 @@ def _t(key, df, shape, dtype):
   return n * jnp.sqrt(half_df / g)
 
 
-def generalized_normal(key, p, shape=(), dtype=float):
+def generalized_normal(key, p, shape=(), dtype=None):
   """Generalized normal floats (density proportional to exp(-|x|**p)): with
   k0, k1 = split(key), g = gamma(k0, 1 / p, shape) and r =
   rademacher(k1, shape, dtype), the result is r * g ** (1 / p)."""
   shape = core.canonicalize_shape(shape)
   key, _ = _check_prng_key("generalized_normal", key)
+  dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   _check_shape("generalized_normal", shape)
 
@@ -1474,7 +1523,7 @@ def generalized_normal(key, p, shape=(), dtype=float):
   return sample(key)
 
 
-def ball(key, d, p=2, shape=(), dtype=float):
+def ball(key, d, p=2, shape=(), dtype=None):
   """Uniform floats in the unit Lp ball of dimension d, shape (*shape, d):
   with k1, k2 = split(key), g = generalized_normal(k1, p, (*shape, d)) and
   e = exponential(k2, shape), the result is g / (sum(|g| ** p, -1) + e) **
@@ -1483,6 +1532,7 @@ def ball(key, d, p=2, shape=(), dtype=float):
   import refimpl.numpy as jnp
   shape = core.canonicalize_shape(shape)
   key, _ = _check_prng_key("ball", key)
+  dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   _check_shape("ball", shape)
   d = operator.index(d)

@@ -321,7 +321,7 @@ class ShapeDtypeStruct:
 
   def __init__(self, shape, dtype, sharding=None, weak_type=False):
     self.shape = tuple(shape)
-    self.dtype = np.dtype(dtype)
+    self.dtype = dtype if dtypes.is_extended(dtype) else np.dtype(dtype)
     self.weak_type = weak_type
 
   @property

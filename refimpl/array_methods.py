@@ -64,6 +64,10 @@ class ArrayMethods:
     return self.aval.weak_type
 
   @property
+  def itemsize(self):
+    return self.aval.dtype.itemsize
+
+  @property
   def T(self):
     return _jnp().transpose(self)
 
@@ -161,6 +165,7 @@ class ArrayMethods:
   clip = _forward("clip")
   conj = _forward("conj")
   conjugate = _forward("conjugate")
+  copy = _forward("copy")
   cumprod = _forward("cumprod")
   cumsum = _forward("cumsum")
   diagonal = _forward("diagonal")

@@ -350,7 +350,11 @@ _NARROW_UNSIGNED_TYPES = frozenset(d.type for d in NARROW_UNSIGNED_DTYPES)
 
 
 def _scalar_type(x):
-  return x if isinstance(x, type) and issubclass(x, np.generic) else np.dtype(x).type
+  if isinstance(x, type) and issubclass(x, np.generic):
+    return x
+  if hasattr(x, "dtype") and not isinstance(x, np.dtype) and is_extended(x.dtype):
+    raise TypeError(f"Cannot interpret '{x!r}' as a data type")   # an array, not a dtype
+  return np.dtype(x).type
 
 
 def issubdtype(a, b):

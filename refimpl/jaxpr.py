@@ -18,7 +18,7 @@ import itertools
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import core, dtypes
 
 
 class Var:
@@ -170,8 +170,13 @@ class ClosedJaxpr:
                      tuple(atom(a) for a in e.outvars)) for e in j.eqns),
               tuple(atom(a) for a in j.outvars))
 
-    consts = tuple((np.asarray(c).dtype.str, np.shape(c), np.asarray(c).tobytes())
-                   if not hasattr(c, "_trace") else id(c) for c in self.consts)
+    def const(c):
+      if hasattr(c, "_trace"):
+        return id(c)
+      data = core.to_numpy(c)
+      return (data.dtype, data.shape, data.tobytes())
+
+    consts = tuple(const(c) for c in self.consts)
     return (jaxpr_key(self.jaxpr), consts)
 
   def __hash__(self):

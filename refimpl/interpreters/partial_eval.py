@@ -15,7 +15,7 @@ primitive that holds a sub-program (a `jit` call) splits that program with
 its rule in `partial_eval_rules`, so its known half also runs now.
 """
 
-from refimpl import core
+from refimpl import core, dtypes
 from refimpl.config import config
 from refimpl.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
@@ -100,13 +100,14 @@ class JaxprTrace(core.Trace):
   def to_closed_jaxpr(self, out_values):
     """The recorded program with `out_values` as its outputs.
 
-    Concrete scalar constants are inlined as literals; other constants
-    (arrays, and tracers of enclosing traces) become constvars.
+    Concrete scalar constants of numeric types are inlined as literals; other
+    constants (arrays, keys, and tracers of enclosing traces) become constvars.
     """
     out_vars = [self.to_tracer(x).var for x in out_values]
     literals, constvars, consts = {}, [], []
     for var, value in self.consts:
-      if not isinstance(value, core.Tracer) and var.aval.shape == ():
+      if (not isinstance(value, core.Tracer) and var.aval.shape == ()
+          and not dtypes.is_extended(var.aval.dtype)):
         literals[var] = Literal(core.to_numpy(value), var.aval)
       else:
         constvars.append(var)

@@ -363,7 +363,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     raise ValueError(f"padding argument to conv_general_dilated should be a string or a "
                      f"sequence of (low, high) pairs, got {padding}") from err
   if preferred_element_type is not None:
-    preferred_element_type = dtypes.canonicalize_dtype(np.dtype(preferred_element_type))
+    preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
   return conv_general_dilated_p.bind(
       lhs, rhs, window_strides=_ints(window_strides), padding=padding,
       lhs_dilation=_ints(lhs_dilation), rhs_dilation=_ints(rhs_dilation),

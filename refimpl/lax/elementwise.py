@@ -26,8 +26,8 @@ from refimpl import dtypes
 from refimpl.core import (ConcreteArray, Primitive, ShapedArray, Tracer, eval_context,
                           get_aval)
 from refimpl.interpreters import ad, batching
-from refimpl.lax.rules import (ANY, COMPLEX, COMPLEX_PARTS, FLOAT, INEXACT, INT_OR_BOOL,
-                               INTEGER, NUMBER, ORDERED, SIGNED, as_dtype,
+from refimpl.lax.rules import (ANY, COMPLEX, COMPLEX_PARTS, EXTENDED, FLOAT, INEXACT,
+                               INT_OR_BOOL, INTEGER, NUMBER, ORDERED, SIGNED, as_dtype,
                                broadcasting_shape, check_dtype, check_same_dtypes, const,
                                naryop_aval)
 
@@ -167,8 +167,9 @@ def _unsigned(dtype):
 
 
 def _dtype_argument(dtype):
-  """A dtype argument ('uint8', np.int32, jnp.float32, a dtype) as the canonical dtype."""
-  return dtypes.canonicalize_dtype(np.dtype(dtype))
+  """A dtype argument ('uint8', np.int32, jnp.float32, a dtype, a key dtype)
+  as the canonical dtype."""
+  return dtypes.canonicalize_dtype(dtype)
 
 
 # --- arithmetic -----------------------------------------------------------------------
@@ -658,16 +659,19 @@ clz_p = unop("clz", INTEGER, _clz)
 
 # --- comparisons ------------------------------------------------------------------------------
 
-def _comparison(name, numpy_fn, category, text):
+def _comparison(name, numpy_fn, category, text, keys_doc=""):
   def reference(x, y):
     return numpy_fn(_wide(x), _wide(y))
   reference.__doc__ = (f"`{text}`, a bool array. Comparisons with NaN are False "
-                       "(except `ne`, which is True); -0.0 == 0.0.")
+                       "(except `ne`, which is True); -0.0 == 0.0." + keys_doc)
   return binop(name, category, reference, dtypes.bool_)
 
 
-eq_p = _comparison("eq", np.equal, ANY, "x == y")
-ne_p = _comparison("ne", np.not_equal, ANY, "x != y")
+# NumPy's `==` (unlike the np.equal ufunc) also compares structured key data.
+_KEYS_DOC = ("\n\n  The operands may also be key arrays of one key dtype: two keys are equal "
+             "when all their data words are equal.")
+eq_p = _comparison("eq", operator.eq, ANY + EXTENDED, "x == y", _KEYS_DOC)
+ne_p = _comparison("ne", operator.ne, ANY + EXTENDED, "x != y", _KEYS_DOC)
 lt_p = _comparison("lt", np.less, ORDERED, "x < y")
 le_p = _comparison("le", np.less_equal, ORDERED, "x <= y")
 gt_p = _comparison("gt", np.greater, ORDERED, "x > y")
@@ -776,7 +780,11 @@ def _convert_element_type(operand, *, new_dtype, weak_type):
 
 @convert_element_type_p.def_abstract_eval
 def _convert_element_type_shape_rule(operand, *, new_dtype, weak_type):
-  if np.dtype(new_dtype) not in dtypes.SUPPORTED_DTYPES:
+  if operand.dtype != new_dtype and dtypes.is_extended(operand.dtype):
+    raise ValueError(f"Cannot call convert_element_type on dtype {operand.dtype}")
+  if operand.dtype != new_dtype and dtypes.is_extended(new_dtype):
+    raise ValueError(f"Cannot convert_element_type to dtype={new_dtype}")
+  if not dtypes.is_extended(new_dtype) and np.dtype(new_dtype) not in dtypes.SUPPORTED_DTYPES:
     raise TypeError(f"convert_element_type: unsupported dtype {np.dtype(new_dtype)}")
   return ShapedArray(operand.shape, new_dtype, weak_type)
 
@@ -905,7 +913,7 @@ def _conj(x, *, input_dtype):
 
 
 def _copy(x):
-  """A copy of x: same values, dtype, shape and weak type."""
+  """A copy of x: same values, dtype, shape and weak type (key arrays too)."""
   return np.array(x, copy=True)
 
 
@@ -913,7 +921,7 @@ complex_p = binop("complex", COMPLEX_PARTS, _complex, dtypes.to_complex_dtype)
 real_p = unop("real", COMPLEX, _real, dtypes.to_real_dtype)
 imag_p = unop("imag", COMPLEX, _imag, dtypes.to_real_dtype)
 conj_p = unop("conj", COMPLEX_PARTS + COMPLEX, _conj, dtypes.to_complex_dtype)
-copy_p = unop("copy", ANY, _copy)
+copy_p = unop("copy", ANY + EXTENDED, _copy)
 
 
 # --- user-facing functions (lax.*) ---------------------------------------------------------------

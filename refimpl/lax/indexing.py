@@ -38,7 +38,7 @@ from refimpl import core, dtypes
 from refimpl.core import Primitive, ShapedArray
 from refimpl.interpreters import ad, batching
 from refimpl.lax import elementwise, shapes
-from refimpl.lax.rules import ANY, NUMBER, check_dtype, check_same_dtypes
+from refimpl.lax.rules import ANY, EXTENDED, NUMBER, check_dtype, check_same_dtypes
 
 __all__ = [
     'slice', 'slice_in_dim', 'index_in_dim',
@@ -799,7 +799,8 @@ def _scatter_reference(combine, operand, indices, updates, *, dimension_numbers,
   with no effect here.
 
   Shape rule: see `_scatter_shape_rule`; the result has the operand's shape,
-  dtype and weak type.
+  dtype and weak type. Plain `scatter` also accepts key arrays (operand and
+  updates of one key dtype): whole keys are written.
   """
   dnums = dimension_numbers
   batch_dims = [d for d in range(updates.ndim) if d not in dnums.update_window_dims]
@@ -907,7 +908,7 @@ def _scatter_primitive(name, combine_with, category):
   return prim
 
 
-scatter_p = _scatter_primitive("scatter", None, ANY)
+scatter_p = _scatter_primitive("scatter", None, ANY + EXTENDED)  # key arrays too
 scatter_add_p = _scatter_primitive("scatter-add", elementwise.add_p, NUMBER)
 scatter_sub_p = _scatter_primitive("scatter-sub", elementwise.sub_p, NUMBER)
 scatter_mul_p = _scatter_primitive("scatter-mul", elementwise.mul_p, NUMBER)

@@ -31,7 +31,7 @@ from refimpl.lax.elementwise import (add, conj, convert_element_type, div, eq, g
 from refimpl.lax.indexing import (GatherDimensionNumbers, GatherScatterMode,
                                   ScatterDimensionNumbers, gather, scatter)
 from refimpl.lax.reductions import reduce_sum
-from refimpl.lax.rules import (INEXACT, accumulation_dtype, as_dtype, check_dtype,
+from refimpl.lax.rules import (ANY, INEXACT, accumulation_dtype, as_dtype, check_dtype,
                                check_same_dtypes, const)
 from refimpl.lax.shapes import (broadcast, broadcasted_iota, concatenate, expand_dims, full,
                                 full_like, pad, reshape, squeeze, transpose)
@@ -89,6 +89,8 @@ def _precision_rank(dtype):
 
 
 def _dot_general_dtype(lhs, rhs, preferred_element_type):
+  for position, operand in enumerate((lhs, rhs)):
+    check_dtype("dot_general", operand, ANY, position)
   lhs_rank, rhs_rank = _precision_rank(lhs.dtype), _precision_rank(rhs.dtype)
   if lhs_rank > rhs_rank:
     result = lhs.dtype
@@ -222,7 +224,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
       (dims,) if np.ndim(dims) == 0 else dims))
   dimension_numbers = ((as_tuple(lc), as_tuple(rc)), (as_tuple(lb), as_tuple(rb)))
   if preferred_element_type is not None:
-    preferred_element_type = dtypes.canonicalize_dtype(np.dtype(preferred_element_type))
+    preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
   return dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers,
                             precision=canonicalize_precision(precision),
                             preferred_element_type=preferred_element_type)

@@ -332,6 +332,7 @@ def _argminmax_reference(numpy_fn):
 
 def _argminmax_shape_rule(name):
   def rule(operand, *, axes, index_dtype):
+    check_dtype(name, operand, ANY)
     if len(axes) != 1:
       raise ValueError(f"{name} takes exactly one axis, got axes={axes}")
     axis, = axes

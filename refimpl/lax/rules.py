@@ -21,6 +21,9 @@ NUMBER = INTEGER + FLOAT + COMPLEX
 INT_OR_BOOL = INTEGER + BOOL
 ORDERED = INTEGER + FLOAT + BOOL
 ANY = NUMBER + BOOL
+EXTENDED = (dtypes.extended,)
+"""Extended dtypes (PRNG keys): accepted only by shape operations, indexing,
+control flow, `copy` and the equality comparisons."""
 COMPLEX_PARTS = (np.float32, np.float64)
 """The dtypes that form complex numbers: `complex(float32, float32)` is complex64."""
 

@@ -191,10 +191,27 @@ def full(shape, fill_value, dtype=None):
   if np.shape(fill_value):
     raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
                     f"{np.shape(fill_value)}.")
+  if dtype is not None and dtypes.is_extended(dtype):
+    return _full_of_keys(shape, fill_value, dtype)
   weak_type = dtype is None and dtypes.is_weakly_typed(fill_value)
-  dtype = dtypes.dtype(fill_value) if dtype is None else dtypes.canonicalize_dtype(np.dtype(dtype))
+  dtype = dtypes.dtype(fill_value) if dtype is None else dtypes.canonicalize_dtype(dtype)
   fill = convert_element_type(fill_value, dtype, weak_type)
   return broadcast(fill, shape)
+
+
+def _full_of_keys(shape, fill_value, dtype):
+  """`full` of a key dtype, as JAX: a key `fill_value` is broadcast; any
+  other value fills the uint32 key data (`zeros` of keys are the keys whose
+  data words are 0). Lowers to `random_wrap` of the data."""
+  from refimpl import prng
+  impl = dtype._impl
+  data_shape = (*shape, *impl.key_shape)
+  if dtypes.issubdtype(dtypes.dtype(fill_value), dtypes.prng_key):
+    data = broadcast_in_dim(prng.random_unwrap(fill_value), data_shape,
+                            tuple(range(len(shape), len(data_shape))))
+  else:
+    data = full(data_shape, fill_value, np.uint32)
+  return prng.random_wrap(data, impl=impl)
 
 
 def full_like(x, fill_value, dtype=None, shape=None):
@@ -204,7 +221,9 @@ def full_like(x, fill_value, dtype=None, shape=None):
   """
   fill_shape = _shape(x) if shape is None else shape_argument(shape)
   weak_type = dtype is None and dtypes.is_weakly_typed(x)
-  dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(np.dtype(dtype))
+  dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(dtype)
+  if dtypes.is_extended(dtype):
+    return _full_of_keys(fill_shape, fill_value, dtype)
   return full(fill_shape, convert_element_type(fill_value, dtype, weak_type))
 
 

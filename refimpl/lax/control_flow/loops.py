@@ -95,7 +95,7 @@ def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
   """
   consts, carry, xs = _split(args, [num_consts, num_carry])
   y_avals = jaxpr.out_avals[num_carry:]
-  ys = [np.empty((length, *a.shape), a.dtype) for a in y_avals]
+  ys = [np.empty((length, *a.shape), dtypes.numpy_dtype(a.dtype)) for a in y_avals]
   for i in (reversed(range(length)) if reverse else range(length)):
     outs = eval_closed_jaxpr(jaxpr, *consts, *carry, *[x[i] for x in xs])
     carry = outs[:num_carry]

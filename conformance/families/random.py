@@ -1,7 +1,7 @@
 """Cases for the PRNG primitives: threefry2x32, iota_2x32_shape, the key
 primitives (random_seed, random_split, random_fold_in, random_bits,
-random_wrap, random_unwrap; refimpl/prng.py) and the samplers' primitive
-`random_gamma` (refimpl/random.py).
+random_wrap, random_unwrap; refimpl/prng.py), and `random_clone` and the
+samplers' primitive `random_gamma` (refimpl/random.py).
 
 No NumPy function draws JAX's bits, so the value cases only check the jit
 backend against eager evaluation (and vmap against the loop); the values
@@ -89,6 +89,9 @@ CASES = [
     Case("random.wrap_key_data", lambda data: random.key_data(random.wrap_key_data(data)),
          lambda: _inputs(_key_data(S.shapes(max_dims=2))),
          primitives=("random_wrap", "random_unwrap")),
+    Case("random.clone", lambda data: random.key_data(random.clone(random.wrap_key_data(data))),
+         lambda: _inputs(_key_data(S.shapes(max_dims=2))),
+         primitives=("random_wrap", "random_clone", "random_unwrap")),
     Case("random.gamma", lambda a: random.gamma(KEY, a, dtype=a.dtype),
          _positive(0.125, 30.0), primitives=("random_gamma",)),
     Case("random.loggamma", lambda a: random.loggamma(KEY, a, dtype=a.dtype),

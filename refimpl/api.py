@@ -469,9 +469,13 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 
 def device_get(x):
-  """Converts the Array leaves of `x` to NumPy arrays."""
-  return tree_util.tree_map(
-      lambda leaf: np.asarray(leaf) if isinstance(leaf, core.ConcreteArray) else leaf, x)
+  """Converts the Array leaves of `x` to NumPy arrays; key arrays (extended
+  dtypes, which have no NumPy form) are returned as they are, as in JAX."""
+  def get(leaf):
+    if not isinstance(leaf, core.ConcreteArray) or dtypes.is_extended(leaf.dtype):
+      return leaf
+    return np.asarray(leaf)
+  return tree_util.tree_map(get, x)
 
 
 def block_until_ready(x):

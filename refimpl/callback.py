@@ -7,7 +7,7 @@ and must return arrays of the declared shapes and dtypes.
 
 import numpy as np
 
-from refimpl import core, tree_util
+from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive
 from refimpl.interpreters import ad, batching
 
@@ -31,8 +31,9 @@ class PureCallbackPrimitive(Primitive):
   def _call(*args, callback, result_avals, vmap_method):
     """`pure_callback[callback result_avals vmap_method] *args`.
 
-    Calls `callback` with the arguments as NumPy arrays; it returns one array
-    per entry of `result_avals`, whose shape and dtype it must have
+    Calls `callback` with the arguments as NumPy arrays (PRNG keys as key
+    arrays: their NumPy data is an implementation detail); it returns one
+    array per entry of `result_avals`, whose shape and dtype it must have
     (`RuntimeError` otherwise). Without a side effect, an unused call may
     be removed.
 
@@ -42,7 +43,8 @@ class PureCallbackPrimitive(Primitive):
     ("expand_dims") or of the batch size ("broadcast_all"), or kept as
     they are ("legacy_vectorized"); None: vmap raises NotImplementedError.
     """
-    outs = callback(*args)
+    outs = callback(*[core.make_array(a, core.get_aval(a))
+                      if dtypes.is_extended(core.get_aval(a).dtype) else a for a in args])
     results = []
     for i, (out, aval) in enumerate(zip(outs, result_avals)):
       out = np.asarray(out)
@@ -117,13 +119,18 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None,
   `result_shape_dtypes` is a pytree of objects with `shape` and `dtype`
   (such as `ShapeDtypeStruct`) describing the result, which has its structure.
   `vmap_method` says how `vmap` calls the callback (see `pure_callback_p`);
-  without one, `vmap` of the call raises.
+  without one, `vmap` of the call raises. Key arguments reach the callback as
+  key arrays; results cannot be keys (TypeError: return the key data).
   """
   if vmap_method not in VMAP_METHODS:
     raise ValueError(f"vmap_method must be on of the allowed methods {list(VMAP_METHODS)}, "
                      f"but got: {vmap_method}")
   leaves, in_tree = tree_util.tree_flatten((args, kwargs))
   result_leaves, out_tree = tree_util.tree_flatten(result_shape_dtypes)
+  if any(dtypes.is_extended(r.dtype) for r in result_leaves):
+    raise TypeError("pure_callback results cannot have an extended dtype (PRNG keys): "
+                    "return the key data (random.key_data) and wrap it with "
+                    "random.wrap_key_data.")
   result_avals = tuple(core.ShapedArray(r.shape, r.dtype) for r in result_leaves)
 
   def flat_callback(*flat_args):

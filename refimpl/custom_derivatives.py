@@ -17,6 +17,8 @@ value being differentiated raises (pass it as an argument instead, or use
 import functools
 import inspect
 
+import numpy as np
+
 from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive
 from refimpl.interpreters import ad, batching
@@ -115,8 +117,12 @@ def _stop_gradient(x):
 
 
 def _as_value(x):
+  """A rule's output as an array; NumPy float0 arrays (the tangents of
+  integer and key values) stay as they are."""
   if isinstance(x, (core.Tracer, core.ConcreteArray)):
     return x
+  if getattr(x, "dtype", None) == dtypes.float0:
+    return np.asarray(x)
   from refimpl.numpy import asarray
   return asarray(x)
 
@@ -278,6 +284,8 @@ class custom_jvp:  # noqa: N801 (JAX's name)
       t_leaves = [t if isinstance(t, ad.Zero) else _as_value(t) for t in t_leaves]
       _check_tangents([a for a, t in zip(out_avals, t_leaves) if not isinstance(t, ad.Zero)],
                       [t for t in t_leaves if not isinstance(t, ad.Zero)])
+      t_leaves = [ad.Zero(core.get_aval(t)) if core.get_aval(t).dtype == dtypes.float0 else t
+                  for t in t_leaves]
       return [*p_leaves, *t_leaves]
 
     jvp_jaxpr_fun.__name__ = jvp_name
@@ -510,8 +518,8 @@ class custom_vjp:  # noqa: N801 (JAX's name)
           raise structure_error
         for a, c in zip(arg_leaves, ct_leaves):
           aval = ad.tangent_aval(core.get_aval(a))
-          if c is None:
-            leaves_out.append(ad.zeros_like_aval(aval))
+          if c is None or aval.dtype == dtypes.float0:   # as JAX: any cotangent of an
+            leaves_out.append(ad.zeros_like_aval(aval))   # integer or key input is zero
             continue
           c_aval = core.get_aval(c)
           if c_aval.shape != aval.shape:

@@ -28,10 +28,11 @@ class DebugCallbackPrimitive(Primitive):
     """`debug_callback[callback] *args`: calls `callback(*args)` for its effect.
 
     No outputs. The reference rule calls `callback` with the arguments as
-    Arrays, in program order. Shape rule: takes any arrays, returns nothing.
+    Arrays (key arrays for PRNG keys, as JAX passes them), in program order.
+    Shape rule: takes any arrays, returns nothing.
     """
-    from refimpl.array import Array
-    callback(*[Array(a) for a in args])
+    from refimpl.core import get_aval, make_array
+    callback(*[make_array(a, get_aval(a)) for a in args])
     return []
 
 

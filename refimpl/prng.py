@@ -126,7 +126,8 @@ def _iota_2x32_shape_impl(*, shape):
   `shape`, as 64-bit counters split in two uint32 arrays (hi, lo) of `shape`:
   hi = position >> 32, lo = position & 0xFFFFFFFF.
 
-  Shape rule: both outputs have `shape` (a non-empty tuple); dtype uint32.
+  Shape rule: both outputs have `shape` (a non-empty tuple of sizes >= 0;
+  TypeError for a negative size); dtype uint32.
   """
   counts = np.arange(math.prod(shape), dtype=np.uint64).reshape(shape)
   return [(counts >> np.uint64(32)).astype(np.uint32), counts.astype(np.uint32)]
@@ -134,7 +135,14 @@ def _iota_2x32_shape_impl(*, shape):
 
 @iota_2x32_shape_p.def_abstract_eval
 def _iota_2x32_shape_abstract_eval(*, shape):
+  _check_nonnegative("iota_2x32_shape", shape)
   return [ShapedArray(shape, np.uint32)] * 2
+
+
+def _check_nonnegative(name, shape):
+  """TypeError unless every size in `shape` is >= 0."""
+  if any(d < 0 for d in shape):
+    raise TypeError(f"{name} shape must have non-negative sizes, got {shape}")
 
 
 ad.defjvp_zero(iota_2x32_shape_p)
@@ -473,7 +481,7 @@ def _random_split_impl(keys, *, shape):
   (*keys.shape, *shape) (threefry2x32: `threefry_split`).
 
   Shape rule: (*keys.shape, *shape), the key dtype of `keys` (TypeError
-  unless `keys` is a key array).
+  unless `keys` is a key array, or if `shape` has a negative size).
   """
   impl = _impl_of_data(keys)
   with core.eval_context():
@@ -485,6 +493,7 @@ def _random_split_impl(keys, *, shape):
 @random_split_p.def_abstract_eval
 def _random_split_abstract_eval(keys, *, shape):
   _key_impl_of(keys, "random_split")
+  _check_nonnegative("random_split", shape)
   return ShapedArray((*keys.shape, *shape), keys.dtype)
 
 
@@ -525,8 +534,8 @@ def _random_bits_impl(keys, *, bit_width, shape):
   random uint<bit_width> values (threefry2x32: `threefry_random_bits`).
 
   Shape rule: (*keys.shape, *shape). Dtype rule: uint<bit_width> for a
-  `bit_width` of 8, 16, 32 or 64 (TypeError otherwise, and unless `keys`
-  is a key array).
+  `bit_width` of 8, 16, 32 or 64. TypeError for another bit width, for
+  `keys` that are not a key array and for a negative size in `shape`.
   """
   impl = _impl_of_data(keys)
   with core.eval_context():
@@ -538,6 +547,7 @@ def _random_bits_impl(keys, *, bit_width, shape):
 @random_bits_p.def_abstract_eval
 def _random_bits_abstract_eval(keys, *, bit_width, shape):
   _key_impl_of(keys, "random_bits")
+  _check_nonnegative("random_bits", shape)
   if bit_width not in UINT_DTYPES:
     raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
   return ShapedArray((*keys.shape, *shape), UINT_DTYPES[bit_width])
@@ -566,8 +576,12 @@ def _random_wrap_abstract_eval(data, *, impl):
 
 def check_key_data(aval, impl):
   """Raises TypeError, with JAX's messages, unless `aval` (an abstract value
-  or array) is uint32[..., *impl.key_shape]."""
-  shape, dtype = np.shape(aval) if not hasattr(aval, "shape") else aval.shape, aval.dtype
+  or array) is uint32[..., *impl.key_shape]. Values without `ndim`, `shape`
+  and `dtype` (Python scalars, lists) are refused too."""
+  if not all(hasattr(aval, attr) for attr in ("ndim", "shape", "dtype")):
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data to have "
+                    f"ndim, shape, and dtype attributes. Got {aval}")
+  shape, dtype = aval.shape, aval.dtype
   if len(shape) < 1:
     raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; "
                     f"got ndim={len(shape)}")

@@ -664,7 +664,10 @@ def _gather_shape_rule(operand, indices, *, dimension_numbers, slice_sizes,
 
 def _default_fill_value(dtype):
   """JAX's fill for FILL_OR_DROP gathers: NaN, the lowest signed, the highest
-  unsigned integer, or True."""
+  unsigned integer, True, or for PRNG keys the key whose data words are all
+  the highest uint32 (0xFFFFFFFF)."""
+  if dtypes.issubdtype(dtype, dtypes.prng_key):
+    return int(np.iinfo(np.uint32).max)
   if dtypes.is_inexact(dtype):
     return np.nan
   if dtypes.is_unsigned(dtype):
@@ -681,7 +684,8 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
   `mode` defaults to FILL_OR_DROP, as in JAX: an out-of-bounds window is
   filled with `fill_value`, which defaults to NaN for inexact
   dtypes, the lowest value for signed and the highest for unsigned integers,
-  and True for booleans; other modes ignore it.
+  True for booleans and the all-0xFFFFFFFF key for key arrays; other modes
+  ignore it.
   """
   mode = GatherScatterMode.from_any(mode)
   if mode != GatherScatterMode.FILL_OR_DROP:

@@ -112,11 +112,6 @@ class Array(ArrayMethods, core.ConcreteArray):
   def copy(self):
     return Array(self._value, self._weak_type)
 
-  @property
-  def nbytes(self):
-    """size * itemsize (8 bytes per threefry key for key arrays)."""
-    return self.size * self.itemsize
-
   def block_until_ready(self):
     """Arrays are computed eagerly; returns the array itself."""
     return self

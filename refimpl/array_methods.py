@@ -68,6 +68,11 @@ class ArrayMethods:
     return self.aval.dtype.itemsize
 
   @property
+  def nbytes(self):
+    """size * itemsize (8 bytes per threefry key for key arrays)."""
+    return self.size * self.itemsize
+
+  @property
   def T(self):
     return _jnp().transpose(self)
 

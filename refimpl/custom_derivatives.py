@@ -284,8 +284,8 @@ class custom_jvp:  # noqa: N801 (JAX's name)
       t_leaves = [t if isinstance(t, ad.Zero) else _as_value(t) for t in t_leaves]
       _check_tangents([a for a, t in zip(out_avals, t_leaves) if not isinstance(t, ad.Zero)],
                       [t for t in t_leaves if not isinstance(t, ad.Zero)])
-      t_leaves = [ad.Zero(core.get_aval(t)) if core.get_aval(t).dtype == dtypes.float0 else t
-                  for t in t_leaves]
+      t_leaves = [ad.Zero(core.get_aval(t)) if not isinstance(t, ad.Zero)
+                  and core.get_aval(t).dtype == dtypes.float0 else t for t in t_leaves]
       return [*p_leaves, *t_leaves]
 
     jvp_jaxpr_fun.__name__ = jvp_name

@@ -1,6 +1,6 @@
 """The threefry2x32 PRNG of `jax.random`: counter-based and splittable.
 
-A *raw key* is a `uint32[2]` array. Everything random is computed from keys
+The data of a key is a `uint32[2]` array (a *raw key*). Everything random is computed from keys
 by one hash, `threefry2x32` (Salmon et al., "Parallel random numbers: as
 easy as 1, 2, 3", SC 2011, with 20 rounds), applied to counters:
 
@@ -18,6 +18,13 @@ manager `refimpl.threefry_partitionable(False)` selects the legacy one):
   element depends only on its own index;
 * legacy: the hash is applied to the counters 0, 1, ..., n-1 split in two
   halves (see `threefry_2x32`), so an element depends on the result's size.
+
+Typed keys (second half of this module): `PRNGImpl` bundles an
+implementation's key functions (`threefry_prng_impl`); `KeyTy` is the key
+dtype `key<fry>` and `PRNGKeyArray` a concrete array of keys; the primitives
+`random_seed`, `random_split`, `random_fold_in`, `random_bits`,
+`random_wrap` and `random_unwrap` apply the implementation's functions to
+every key of a key array, as JAX structures them.
 
 `docs/random.md` restates the whole scheme precisely.
 """

@@ -1,8 +1,9 @@
 """The threefry2x32 PRNG of `jax.random`: counter-based and splittable.
 
-The data of a key is a `uint32[2]` array (a *raw key*). Everything random is computed from keys
-by one hash, `threefry2x32` (Salmon et al., "Parallel random numbers: as
-easy as 1, 2, 3", SC 2011, with 20 rounds), applied to counters:
+The data of a key is a `uint32[2]` array (a *raw key*). Everything random
+is computed from keys by one hash, `threefry2x32` (Salmon et al., "Parallel
+random numbers: as easy as 1, 2, 3", SC 2011, with 20 rounds), applied to
+counters:
 
 * `threefry_seed(seed)` makes a key from an integer seed;
 * `threefry_split(key, shape)` derives new keys, `threefry_fold_in(key, n)`

@@ -123,11 +123,19 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
   if fun is None:
     return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
                              static_argnums=static_argnums)
-  static_argnums = (static_argnums,) if isinstance(static_argnums, int) else \
-      tuple(static_argnums)
+  static_argnums = (static_argnums,) if type(static_argnums) is int else static_argnums
 
   @functools.wraps(fun)
   def fun_remat(*args, **kwargs):
+    # checked on each call, as JAX does
+    if not (type(static_argnums) is tuple and all(type(d) is int for d in static_argnums)):
+      raise TypeError("the `static_argnums` argument to `jax.checkpoint` / `jax.remat` must "
+                      f"be an int, tuple of ints or, bool, but got value {static_argnums}")
+    if not all(-len(args) <= d < len(args) for d in static_argnums):
+      raise ValueError("the `static_argnums` argument to `jax.checkpoint` / `jax.remat` "
+                       "can only take integer values greater than or equal to "
+                       f"`-len(args)` and less than `len(args)`, but got {static_argnums}, "
+                       f"while `len(args)` = {len(args)}")
     static = {i % len(args): args[i] for i in static_argnums}
     dyn = [a for i, a in enumerate(args) if i not in static]
     leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
@@ -208,6 +216,12 @@ def _save_anything_except_these_names(*names):
   return lambda prim, *_, **params: not (prim is name_p and params["name"] in names)
 
 
+def _save_from_both_policies(policy_1, policy_2):
+  """Saves what either policy saves."""
+  return lambda prim, *avals, **params: bool(policy_1(prim, *avals, **params)
+                                             or policy_2(prim, *avals, **params))
+
+
 checkpoint_policies = types.SimpleNamespace(
     everything_saveable=_everything_saveable,
     nothing_saveable=_nothing_saveable,
@@ -218,6 +232,7 @@ checkpoint_policies = types.SimpleNamespace(
     save_only_these_names=_save_only_these_names,
     save_any_names_but_these=_save_any_names_but_these,
     save_anything_except_these_names=_save_anything_except_these_names,
+    save_from_both_policies=_save_from_both_policies,
 )
 checkpoint_policies.__doc__ = """Policies for `checkpoint`: each is called as
 `policy(primitive, *in_avals, **params)` for an equation of the checkpointed

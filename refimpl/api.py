@@ -5,6 +5,9 @@ ShapedArray, and looks up a cache keyed by (avals, static arguments, tree
 structure, tracing config). On a miss it traces `f` to a ClosedJaxpr. The
 call itself is one application of the `jit` primitive, whose params hold the
 jaxpr; evaluated eagerly it hands the jaxpr to a backend, traced it nests.
+`jit(f).trace(*args)` / `.lower(*args)` give JAX's ahead-of-time stages
+(`Traced`, `Lowered`, `Compiled`), and `make_jaxpr(f)` is
+`jit(f).trace(*args).jaxpr`, as in JAX.
 """
 
 import functools
@@ -128,7 +131,9 @@ _trace_cache = weakref.WeakKeyDictionary()
 
 
 def _normalize_static(fun, static_argnums, static_argnames):
-  """Resolves static_argnums and static_argnames into each other via the signature."""
+  """Resolves static_argnums and static_argnames into each other via the
+  signature, and checks them against it as JAX does (ValueError for an index
+  past the positional parameters, or a name the function does not take)."""
   if static_argnums is None:
     static_argnums = ()
   elif isinstance(static_argnums, int):
@@ -142,8 +147,21 @@ def _normalize_static(fun, static_argnums, static_argnames):
     params = list(inspect.signature(fun).parameters.values())
   except (TypeError, ValueError):
     return static_argnums, static_argnames
+  kinds = {p.kind for p in params}
   positional = [p.name for p in params
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+  if static_argnums and inspect.Parameter.VAR_POSITIONAL not in kinds and (
+      -min(static_argnums) > len(positional) or max(static_argnums) >= len(positional)):
+    raise ValueError(f"Jitted function has static_argnums={static_argnums}, "
+                     f"but only accepts {len(positional)} positional arguments.")
+  positional_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)}
+  keywords = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+  if invalid := positional_only & set(static_argnames):
+    raise ValueError(f"Jitted function has invalid argnames {invalid} in "
+                     "static_argnames. These are positional-only")
+  if inspect.Parameter.VAR_KEYWORD not in kinds and (invalid := set(static_argnames) - keywords):
+    raise ValueError(f"Jitted function has invalid argnames {invalid} in "
+                     "static_argnames. Function does not take these args.")
   names = set(static_argnames)
   nums = set(i if i >= 0 else i + len(positional) for i in static_argnums)
   names.update(positional[i] for i in nums if 0 <= i < len(positional))
@@ -151,7 +169,10 @@ def _normalize_static(fun, static_argnums, static_argnames):
   return tuple(sorted(nums)), tuple(sorted(names))
 
 
-def _abstractify(leaf, fun_name, path):
+def _abstractify(leaf, fun_name, path, structs=False):
+  """The aval of argument leaf `leaf` (also of a ShapeDtypeStruct when `structs`)."""
+  if structs and isinstance(leaf, ShapeDtypeStruct):
+    return leaf.aval
   try:
     return core.get_aval(leaf)
   except TypeError:
@@ -186,15 +207,15 @@ class JitFunction:
   def _split_args(self, args, kwargs):
     static = tuple((i, args[i]) for i in self.static_argnums if i < len(args))
     static += tuple((k, kwargs[k]) for k in sorted(kwargs) if k in self.static_argnames)
-    for _, value in static:
+    for where, value in static:
       try:
         hash(value)
       except TypeError:
+        where = f"index {where}" if isinstance(where, int) else f"name {where}"
         raise ValueError(
-            f"Non-hashable static arguments are not supported. An error occurred "
-            f"while trying to hash an object of type {type(value)}, {value}. "
-            "The error was: unhashable type. Pass it as a (traced) array, or make "
-            "it hashable (a tuple instead of a list).") from None
+            "Non-hashable static arguments are not supported, as this can lead to "
+            f"unexpected cache-misses. Static argument ({where}) of type {type(value)} "
+            f"for function {self.__name__} is non-hashable.") from None
     dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
     dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
     return static, dyn_args, dyn_kwargs
@@ -208,17 +229,20 @@ class JitFunction:
     kwargs.update((k, v) for k, v in static if isinstance(k, str))
     return args, kwargs
 
-  def trace(self, *args, **kwargs):
-    """Traces for these arguments (or returns the cached trace).
+  def _trace(self, args, kwargs, structs=False):
+    """Traces for these arguments (or returns the cached trace); with
+    `structs`, ShapeDtypeStructs stand for arrays (ahead-of-time tracing).
 
-    Returns (closed_jaxpr, out_tree, dynamic leaves).
+    Returns (closed_jaxpr, in_tree, out_tree, dynamic leaves).
     """
     static, dyn_args, dyn_kwargs = self._split_args(args, kwargs)
     leaves_with_path, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))
     leaves = [leaf for _, leaf in leaves_with_path]
-    avals = tuple(_abstractify(leaf, self.__name__, tree_util.keystr(path))
+    avals = tuple(_abstractify(leaf, self.__name__, tree_util.keystr(path), structs)
                   for path, leaf in leaves_with_path)
-    key = (self.static_argnums, self.static_argnames, static, in_tree, avals,
+    # static values match only with equal types too, as in JAX (2 and 2.0 differ)
+    key = (self.static_argnums, self.static_argnames,
+           tuple((k, type(v), v) for k, v in static), in_tree, avals,
            config.trace_state(), core.axis_env())
     per_fun = _trace_cache.setdefault(self.fun, {})
     if key not in per_fun:
@@ -238,19 +262,128 @@ class JitFunction:
         per_fun[key] = entry  # traces that captured outer tracers are not reusable
     else:
       entry = per_fun[key]
-    return entry[0], entry[1], leaves
+    return entry[0], in_tree, entry[1], leaves
 
   def __call__(self, *args, **kwargs):
     if config.jax_disable_jit:
       return self.fun(*args, **kwargs)
-    closed, out_tree, leaves = self.trace(*args, **kwargs)
+    closed, _, out_tree, leaves = self._trace(args, kwargs)
     closed, tracer_consts = pe.split_tracer_consts(closed)
     outs = jit_p.bind(*tracer_consts, *leaves, jaxpr=closed, name=self.__name__,
                       backend=self.backend)
     return tree_util.tree_unflatten(out_tree, outs)
 
+  # --- ahead-of-time stages (JAX's jax.stages): trace -> lower -> compile ---
+
+  def trace(self, *args, **kwargs):
+    """Traces `fun` for these arguments (arrays, or ShapeDtypeStructs standing
+    for them; static arguments as values) and returns a `Traced`."""
+    closed, in_tree, out_tree, _ = self._trace(args, kwargs, structs=True)
+    return Traced(self, closed, in_tree, out_tree)
+
+  def lower(self, *args, **kwargs):
+    """`trace(*args, **kwargs).lower()`."""
+    return self.trace(*args, **kwargs).lower()
+
+  def eval_shape(self, *args, **kwargs):
+    """The output shapes and dtypes for these arguments, as ShapeDtypeStructs."""
+    return self.trace(*args, **kwargs).out_info
+
+  def clear_cache(self):
+    """Forgets the cached traces of this function."""
+    _trace_cache.pop(self.fun, None)
+
   def _cache_size(self):
     return len(_trace_cache.get(self.fun, {}))
+
+
+def _struct(aval):
+  return ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
+
+class _Stage:
+  """A jitted function traced for one set of argument types (JAX's jax.stages).
+  Here lowering and compiling keep the jaxpr: the backend compiles on call."""
+
+  def __init__(self, jit_fun, jaxpr, in_tree, out_tree):
+    self._jit_fun, self.jaxpr, self.in_tree, self.out_tree = jit_fun, jaxpr, in_tree, out_tree
+    self.fun_name = jit_fun.__name__
+
+  @property
+  def in_avals(self):
+    """The (args, kwargs) pytree of the dynamic arguments' avals."""
+    return tree_util.tree_unflatten(self.in_tree, self.jaxpr.in_avals)
+
+  @property
+  def out_info(self):
+    """The outputs as a pytree of ShapeDtypeStructs."""
+    return tree_util.tree_unflatten(self.out_tree, [_struct(a) for a in self.jaxpr.out_avals])
+
+  def as_text(self):
+    return str(self.jaxpr)
+
+
+class Traced(_Stage):
+  """`jit(f).trace(*args)`."""
+
+  def lower(self):
+    return Lowered(self._jit_fun, self.jaxpr, self.in_tree, self.out_tree)
+
+
+class Lowered(_Stage):
+  """`jit(f).lower(*args)`."""
+
+  def compile(self):
+    return Compiled(self._jit_fun, self.jaxpr, self.in_tree, self.out_tree)
+
+
+class Compiled(_Stage):
+  """`jit(f).lower(*args).compile()`: callable on arguments of the types it was
+  traced for (static arguments left out); it cannot be transformed."""
+
+  def _arg_names(self):
+    """JAX's names for the dynamic argument leaves: `x`, `y['a']`, `kw`."""
+    fun = self._jit_fun
+    try:
+      params = [p.name for p in inspect.signature(fun.fun).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+      params = []
+    dyn_names = [n for i, n in enumerate(params) if i not in fun.static_argnums]
+    names = []
+    for path, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(self.in_tree, [0] * self.in_tree.num_leaves))[0]:
+      where, key, *rest = path
+      if where.idx == 0:
+        base = dyn_names[key.idx] if key.idx < len(dyn_names) else f"args[{key.idx}]"
+      else:
+        base = key.key
+      names.append(base + tree_util.keystr(tuple(rest)))
+    return names
+
+  def __call__(self, *args, **kwargs):
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    if in_tree != self.in_tree:
+      raise TypeError("Function compiled with input pytree does not match the input "
+                      f"pytree it was called with: compiled for {self.in_tree}, called "
+                      f"with {in_tree}.")
+    for leaf in leaves:
+      if isinstance(leaf, core.Tracer):
+        raise TypeError("Cannot apply JAX transformations to a function lowered and "
+                        "compiled for a particular signature. Detected argument of "
+                        f"Tracer type {type(leaf)}.")
+    expected = tree_util.tree_leaves(self.in_avals)
+    errors = [f"Argument '{name}' compiled with {ref.str_short()} and called with "
+              f"{got.str_short()}"
+              for name, ref, got in zip(self._arg_names(), expected, map(core.get_aval, leaves))
+              if (ref.shape, ref.dtype) != (got.shape, got.dtype)]
+    if errors:
+      raise TypeError("Argument types differ from the types for which this computation "
+                      "was compiled. The mismatches are:\n" + "\n".join(errors))
+    closed, tracer_consts = pe.split_tracer_consts(self.jaxpr)
+    outs = jit_p.bind(*tracer_consts, *leaves, jaxpr=closed, name=self.fun_name,
+                      backend=self._jit_fun.backend)
+    return tree_util.tree_unflatten(self.out_tree, outs)
 
 
 def jit(fun=None, /, *, static_argnums=None, static_argnames=None,
@@ -281,36 +414,26 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False, abstracted_axes=None)
 
   Arguments may be arrays, Python scalars (weakly typed), `ShapeDtypeStruct`s
   or pytrees of them. With `return_shape=True` also returns the output shapes
-  as a pytree of `ShapeDtypeStruct`.
+  as a pytree of `ShapeDtypeStruct`. As in JAX, this is
+  `jit(fun, static_argnums=static_argnums).trace(*args, **kwargs)`, so static
+  arguments follow jit's rules (hashable; negative indices count from the end).
   """
-  if isinstance(static_argnums, int):
-    static_argnums = (static_argnums,)
+  try:
+    hash(fun)
+    weakref.ref(fun)
+  except TypeError:
+    fun = functools.partial(fun)   # traces are cached per function: needs both
 
   @functools.wraps(fun)
   def make_jaxpr_f(*args, **kwargs):
-    static = {i: args[i] for i in static_argnums}
-    dyn_args = [a for i, a in enumerate(args) if i not in static]
-    leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
-    avals = [leaf.aval if isinstance(leaf, ShapeDtypeStruct) else core.get_aval(leaf)
-             for leaf in leaves]
-    out_tree_box = []
-
-    def flat_fun(*flat_args):
-      d_args, d_kwargs = tree_util.tree_unflatten(in_tree, flat_args)
-      it = iter(d_args)
-      full = [static[i] if i in static else next(it)
-              for i in range(len(d_args) + len(static))]
-      out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **d_kwargs))
-      out_tree_box.append(out_tree)
-      return out_leaves
-
-    closed = pe.trace_to_jaxpr(flat_fun, avals)
+    traced = jit(fun, static_argnums=static_argnums).trace(*args, **kwargs)
     if return_shape:
-      shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                for a in closed.out_avals]
-      return closed, tree_util.tree_unflatten(out_tree_box[0], shapes)
-    return closed
+      return traced.jaxpr, traced.out_info
+    return traced.jaxpr
 
+  name = getattr(fun, "__name__", None)
+  if name is not None:
+    make_jaxpr_f.__name__ = f"make_jaxpr({name})"
   return make_jaxpr_f
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from refimpl import core, dtypes, tree_util
 from refimpl.interpreters import ad
+from refimpl.jaxpr import ClosedJaxpr
 
 __all__ = ['jvp', 'linearize', 'vjp', 'grad', 'value_and_grad', 'jacfwd', 'jacrev',
            'jacobian', 'hessian', 'linear_transpose', 'fwd_and_bwd']
@@ -66,6 +67,11 @@ def _zeros_out(t):
   return ad.instantiate_zeros(t)
 
 
+def _check_callable(fun):
+  if not callable(fun):
+    raise TypeError(f"Expected a callable value, got {fun}")
+
+
 def _argnums_partial(fun, args, argnums):
   """Splits `args` into the differentiated ones (at `argnums`) and the rest.
 
@@ -76,10 +82,15 @@ def _argnums_partial(fun, args, argnums):
   for i in nums:
     if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
       raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums}")
-  if nums and max(i if i >= 0 else -i - 1 for i in nums) >= len(args):
+  if nums and max(nums) >= len(args):
     raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
                     f"{max(nums) + 1} positional arguments to be passed by the caller, "
                     f"but got only {len(args)} positional arguments.")
+  for i in nums:
+    if i < -len(args):
+      raise ValueError("Positional argument indices, e.g. for `static_argnums`, must have "
+                       "value greater than or equal to -len(args) and less than len(args), "
+                       f"but got value {i} for len(args) == {len(args)}.")
   nums = tuple(operator.index(i) % len(args) for i in nums)
 
   def f(*dyn):
@@ -124,6 +135,7 @@ def jvp(fun, primals, tangents, has_aux=False):
   shapes and tangent dtypes. Returns `(primals_out, tangents_out)` (and
   `aux` with `has_aux=True`).
   """
+  _check_callable(fun)
   if not (isinstance(primals, (tuple, list)) and isinstance(tangents, (tuple, list))):
     raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
                     f"found {type(primals).__name__} and {type(tangents).__name__}.")
@@ -151,29 +163,35 @@ def jvp(fun, primals, tangents, has_aux=False):
 def linearize(fun, *primals, has_aux=False):
   """Evaluates `fun` at `primals` and returns `(primals_out, f_jvp)` (and
   `aux`), where `f_jvp(*tangents)` applies the linearization: the primal
-  computation is done once, `f_jvp` only runs the recorded linear program."""
+  computation is done once, `f_jvp` only runs the recorded linear program.
+  As in JAX, `f_jvp` is a `tree_util.Partial` whose leaves are the residuals,
+  so it can be passed to and returned from `jit`."""
+  _check_callable(fun)
   p_leaves, p_tree = tree_util.tree_flatten(primals)
   p_leaves = [_to_value(p) for p in p_leaves]
+  p_avals = [core.get_aval(p) for p in p_leaves]
   flat_fun, out_info = _flatten_fun(lambda *a: fun(*a), p_tree, has_aux)
   outs, linear = ad.linearize_flat(flat_fun, p_leaves)
   outs, aux = _split_aux(outs, out_info)
   num_out = len(outs)
 
-  def f_jvp(*tangents):
+  def f_jvp(residuals, *tangents):
     t_leaves, t_tree = tree_util.tree_flatten(tangents)
     if t_tree != p_tree:
       raise ValueError(f"linearized function called on tangent values inconsistent with "
                        f"the original primal values: expected tree {p_tree}, got {t_tree}")
-    for p, t in zip(p_leaves, t_leaves):
-      p_aval, t_aval = core.get_aval(p), core.get_aval(t)
+    for p_aval, t in zip(p_avals, t_leaves):
+      t_aval = core.get_aval(t)
       if p_aval.shape != t_aval.shape or ad.tangent_aval(p_aval).dtype != t_aval.dtype:
         raise ValueError("linearized function called on tangent values inconsistent with "
                          "the original primal values: got tangent "
                          f"{t_aval.str_short(short_dtypes=True)} for primal "
                          f"{p_aval.str_short(short_dtypes=True)}.")
-    out_tangents = ad.eval_linear(linear, [_to_value(t) for t in t_leaves])
+    out_tangents = ad.eval_linear(ClosedJaxpr(linear.jaxpr, residuals),
+                                  [_to_value(t) for t in t_leaves])
     return tree_util.tree_unflatten(out_info["tree"], out_tangents[:num_out])
 
+  f_jvp = tree_util.Partial(f_jvp, list(linear.consts))
   primals_out = tree_util.tree_unflatten(out_info["tree"], outs)
   if has_aux:
     return primals_out, f_jvp, tree_util.tree_unflatten(out_info["aux_tree"], aux)
@@ -185,7 +203,10 @@ def linearize(fun, *primals, has_aux=False):
 def vjp(fun, *primals, has_aux=False):
   """Evaluates `fun` at `primals`; returns `(primals_out, vjp_fun)` (and
   `aux`), where `vjp_fun(cotangent)` maps a cotangent of the output (same
-  structure, shapes and dtypes) to a tuple of cotangents of the primals."""
+  structure, shapes and dtypes) to a tuple of cotangents of the primals.
+  As in JAX, `vjp_fun` is a `tree_util.Partial` whose leaves are the
+  residuals, so it can be passed to and returned from `jit`."""
+  _check_callable(fun)
   p_leaves, p_tree = tree_util.tree_flatten(primals)
   p_leaves = [_to_value(p) for p in p_leaves]
   flat_fun, out_info = _flatten_fun(lambda *a: fun(*a), p_tree, has_aux)
@@ -194,8 +215,17 @@ def vjp(fun, *primals, has_aux=False):
   out_tree = out_info["tree"]
   out_avals = [core.get_aval(o) for o in outs]
 
-  def vjp_fun(cotangent):
-    ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
+  aux_cts = [ad.Zero(ad.tangent_aval(core.get_aval(a))) for a in aux]
+  name = getattr(fun, "__name__", "fun")
+
+  def vjp_fun(residuals, *args):
+    if len(args) != 1:
+      raise TypeError(
+          f"The function returned by `jax.vjp` applied to {name} was called with "
+          f"{len(args)} arguments, but functions returned by `jax.vjp` must be called "
+          f"with a single argument corresponding to the single value returned by {name} "
+          "(even if that returned value is a tuple or other container).")
+    ct_leaves, ct_tree = tree_util.tree_flatten(args[0])
     if ct_tree != out_tree:
       raise ValueError("unexpected tree structure of argument to vjp function: got "
                        f"{ct_tree}, but expected to match {out_tree}")
@@ -212,10 +242,11 @@ def vjp(fun, *primals, has_aux=False):
             f"{expected.str_short(short_dtypes=True)} because the corresponding output "
             f"of the function had JAX type {aval.str_short(short_dtypes=True)}")
       cts.append(_to_value(ct))
-    cts += [ad.Zero(ad.tangent_aval(core.get_aval(a))) for a in aux]
-    cts_in = ad.backward_pass(linear.jaxpr, linear.consts, cts)
+    cts += aux_cts
+    cts_in = ad.backward_pass(linear.jaxpr, residuals, cts)
     return tree_util.tree_unflatten(p_tree, map(_zeros_out, cts_in))
 
+  vjp_fun = tree_util.Partial(vjp_fun, list(linear.consts))
   primals_out = tree_util.tree_unflatten(out_tree, outs)
   if has_aux:
     return primals_out, vjp_fun, tree_util.tree_unflatten(out_info["aux_tree"], aux)
@@ -270,6 +301,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
   with respect to the arguments at `argnums` (an int, or a tuple giving a
   tuple of gradients). `fun` must return a real scalar (or, with
   `has_aux=True`, a pair `(scalar, aux)`, giving `((value, aux), grad)`)."""
+  _check_callable(fun)
   if reduce_axes:
     raise NotImplementedError("reduce_axes argument to grad is deprecated")
 
@@ -392,6 +424,8 @@ def _jacobian(fun, argnums, has_aux, check_input, check_output, derivatives):
   """A Jacobian transformation: linearizes `fun` at the arguments at
   `argnums` (checking each input and output leaf) and assembles the blocks
   `derivatives(linear, in_avals, out_avals, aux)(i, j)`."""
+  _check_callable(fun)
+
   @functools.wraps(fun)
   def jacfun(*args, **kwargs):
     f = functools.partial(fun, **kwargs) if kwargs else fun

@@ -14,6 +14,7 @@ value being differentiated raises (pass it as an argument instead, or use
 `closure_convert`).
 """
 
+import dataclasses
 import functools
 import inspect
 
@@ -25,7 +26,8 @@ from refimpl.interpreters import ad, batching
 from refimpl.interpreters import partial_eval as pe
 from refimpl.interpreters.eval import eval_closed_jaxpr
 
-__all__ = ['custom_jvp', 'custom_vjp', 'custom_gradient', 'closure_convert']
+__all__ = ['custom_jvp', 'custom_vjp', 'custom_gradient', 'closure_convert',
+           'SymbolicZero', 'CustomVJPPrimal', 'custom_vjp_primal_tree_values']
 
 
 class CustomJVPException(Exception):
@@ -50,6 +52,29 @@ class CustomVJPException(Exception):
 
 
 # --- shared ------------------------------------------------------------------
+
+SymbolicZero = ad.Zero
+"""The zero tangent (cotangent) that rules defined with `symbolic_zeros=True`
+receive in place of an array, and may return: has `aval`, `shape`, `dtype`."""
+
+
+@dataclasses.dataclass
+class CustomVJPPrimal:
+  """An argument leaf of a `custom_vjp` fwd rule defined with
+  `symbolic_zeros=True`: its `value` and whether it is `perturbed` (being
+  differentiated; when not, its cotangent is unused)."""
+  value: object
+  perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree):
+  """`tree` with each CustomVJPPrimal leaf replaced by its value."""
+  def value(leaf):
+    if type(leaf) is not CustomVJPPrimal:
+      raise TypeError(f"unexpected leaf type {type(leaf)}")
+    return leaf.value
+  return tree_util.tree_map(value, tree)
+
 
 def _resolve_kwargs(fun, args, kwargs):
   """All arguments as positional ones, defaults filled in (custom rules see
@@ -349,7 +374,8 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd_jaxpr_thunk, bwd,
   if any(not isinstance(t, ad.Zero) for t in tangents[:num_consts]):
     raise CustomVJPException()
   args, args_dot = primals[num_consts:], tangents[num_consts:]
-  outs_and_res = fwd_jaxpr_thunk(*args)
+  perturbed = tuple(not isinstance(t, ad.Zero) for t in args_dot)
+  outs_and_res = fwd_jaxpr_thunk(*args, perturbed=perturbed)
   n = len(call_jaxpr.out_avals)
   outs, res = outs_and_res[:n], outs_and_res[n:]
   args_dot = [ad.instantiate_zeros(t) for t in args_dot]
@@ -376,11 +402,12 @@ def _batch_rule_fun(fun, axis_data, in_batched, out_batched):
   says (None: all of them); a batched output that must be unbatched (the
   cotangent of an unbatched input) is summed over the batch.
   """
-  def batched(*args):
+  def batched(*args, **params):
     flags = [True] * len(args) if in_batched is None else in_batched
     in_dims = [0 if b and not isinstance(x, ad.Zero) else None
                for x, b in zip(args, flags)]
-    outs, dims = batching.batch_flat(fun, axis_data, args, in_dims)
+    outs, dims = batching.batch_flat(functools.partial(fun, **params), axis_data, args,
+                                     in_dims)
     flags = [True] * len(outs) if out_batched is None else out_batched
     results = []
     for x, d, b in zip(outs, dims, flags):
@@ -453,7 +480,9 @@ class custom_vjp:  # noqa: N801 (JAX's name)
     return self if obj is None else functools.partial(self, obj)
 
   def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
-    """Sets the forward and backward rules."""
+    """Sets the forward and backward rules. With `symbolic_zeros`, `fwd`
+    receives each argument leaf as a `CustomVJPPrimal(value, perturbed)` and
+    `bwd` receives the zero output cotangents as `SymbolicZero`s."""
     self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros
 
   def __call__(self, *args, **kwargs):
@@ -466,7 +495,10 @@ class custom_vjp:  # noqa: N801 (JAX's name)
     fwd, bwd, fwd_name = self.fwd, self.bwd, getattr(self.fwd, "__name__", "fwd")
     res_tree_box = []
 
-    def fwd_flat(*flat):
+    def fwd_flat(*flat, perturbed=None):
+      if self.symbolic_zeros:   # leaves as CustomVJPPrimal(value, perturbed)
+        perturbed = (True,) * len(flat) if perturbed is None else perturbed
+        flat = [CustomVJPPrimal(x, p) for x, p in zip(flat, perturbed)]
       dyn_args = tree_util.tree_unflatten(in_tree, flat)
       out = fwd(*_rebuild(self.nondiff_argnums, nondiff, dyn_args))
       if not (isinstance(out, (tuple, list)) and len(out) == 2):
@@ -520,6 +552,16 @@ class custom_vjp:  # noqa: N801 (JAX's name)
           aval = ad.tangent_aval(core.get_aval(a))
           if c is None or aval.dtype == dtypes.float0:   # as JAX: any cotangent of an
             leaves_out.append(ad.zeros_like_aval(aval))   # integer or key input is zero
+            continue
+          if isinstance(c, SymbolicZero):
+            if c.aval.shape != aval.shape or c.aval.dtype != aval.dtype:
+              raise ValueError(
+                  "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that "
+                  "does not match the corresponding input tangent shape/dtype: the "
+                  f"SymbolicZero had shape/dtype {c.aval.str_short()} while the "
+                  f"corresponding input had shape/dtype {aval.str_short()}. Consider "
+                  "just returning a None here instead of a SymbolicZero object.")
+            leaves_out.append(ad.zeros_like_aval(aval))
             continue
           c_aval = core.get_aval(c)
           if c_aval.shape != aval.shape:

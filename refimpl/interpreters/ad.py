@@ -50,12 +50,22 @@ single-result primitive (the equation is skipped instead)."""
 # --- tangent values ----------------------------------------------------------
 
 class Zero:
-  """A symbolic zero tangent (or cotangent) of abstract value `aval`."""
+  """A symbolic zero tangent (or cotangent) of abstract value `aval`; custom
+  rules defined with `symbolic_zeros=True` see it as
+  `custom_derivatives.SymbolicZero` (with `aval`, `shape` and `dtype`)."""
 
   __slots__ = ("aval",)
 
   def __init__(self, aval):
     self.aval = aval
+
+  @property
+  def shape(self):
+    return self.aval.shape
+
+  @property
+  def dtype(self):
+    return self.aval.dtype
 
   def __repr__(self):
     return f"Zero({self.aval})"
@@ -91,10 +101,14 @@ def tangent_aval(aval):
 
 
 def zeros_like_aval(aval):
-  """An array of zeros of type `aval` (a float0 array for float0)."""
+  """An array of zeros of type `aval`, weak type included as in JAX (a float0
+  array for float0)."""
   if aval.dtype == dtypes.float0:
     return np.zeros(aval.shape, dtypes.float0)
-  from refimpl.lax.shapes import full
+  from refimpl.lax.shapes import broadcast, full
+  if aval.weak_type:
+    from refimpl.lax.elementwise import convert_element_type
+    return broadcast(convert_element_type(0, aval.dtype, weak_type=True), aval.shape)
   return full(aval.shape, np.zeros((), aval.dtype), aval.dtype)
 
 

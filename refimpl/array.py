@@ -116,9 +116,21 @@ class Array(ArrayMethods, core.ConcreteArray):
     """Arrays are computed eagerly; returns the array itself."""
     return self
 
+  @property
   def is_fully_replicated(self):
     return True
 
   def devices(self):
     from refimpl.api import devices
     return set(devices())
+
+  @property
+  def device(self):
+    """The one device the array lives on."""
+    from refimpl.api import devices
+    return devices()[0]
+
+  def to_device(self, device, *, stream=None):
+    if stream is not None:
+      raise NotImplementedError("stream argument of array.to_device()")
+    return self

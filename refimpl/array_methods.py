@@ -143,9 +143,25 @@ class ArrayMethods:
     return _jnp().divmod(other, self)
 
   def __round__(self, ndigits=None):
-    return _jnp().round(self, ndigits or 0)
+    """`round(x)` is an integer array (as `round` of a float is an int);
+    `round(x, n)` keeps the dtype."""
+    out = _jnp().round(self, ndigits or 0)
+    return out.astype(int) if ndigits is None else out
 
   # -- methods --------------------------------------------------------------
+  def item(self, *args):
+    """The element as a Python scalar; a traced value has none
+    (ConcretizationTypeError). Concrete arrays override this."""
+    return self._concrete_numpy("item").item(*args)
+
+  def tolist(self):
+    return self._concrete_numpy("tolist").tolist()
+
+  def _concrete_numpy(self, method):
+    import numpy as np
+    from refimpl.numpy.creation import concrete
+    return np.asarray(concrete(self, f"This occurred in the {method}() method of jax.Array"))
+
   def astype(self, dtype, copy=False, device=None):
     return _jnp().astype(self, dtype)
 
@@ -162,11 +178,66 @@ class ArrayMethods:
   def flatten(self, order="C"):
     return _jnp().ravel(self, order=order)
 
+  @property
+  def flat(self):
+    raise NotImplementedError("JAX Arrays do not implement the arr.flat property: "
+                              "consider arr.flatten() instead.")
+
+  def compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    return _jnp().compress(condition, self, axis=axis, out=out, size=size,
+                           fill_value=fill_value)
+
+  def view(self, dtype=None, type=None):
+    """The bits of the array reinterpreted as `dtype` (`lax.bitcast_convert_type`).
+
+    A narrower dtype multiplies the last axis by the width ratio, a wider one
+    divides it (it must divide evenly); bool counts as 8 bits and complex as
+    two floats. A 0-d array keeps its width.
+    """
+    import numpy as np
+    from refimpl import dtypes, lax
+    from refimpl.numpy.creation import user_dtype
+    jnp = _jnp()
+    if type is not None:
+      raise NotImplementedError("`type` argument of array.view() is not supported.")
+    if dtype is None:
+      return self
+    dtype = user_dtype(dtype, "view")
+    bits_in, bits_out = self.dtype.itemsize * 8, dtype.itemsize * 8
+    if self.ndim == 0:
+      if bits_in != bits_out:
+        raise ValueError("view() of a 0d array is only supported if the itemsize is "
+                         "unchanged.")
+      return lax.expand_dims(self, (0,)).view(dtype).squeeze()
+    if (self.shape[-1] * bits_in) % bits_out:
+      raise ValueError("When changing to a larger dtype, its size must be a divisor of the "
+                       "total size in bytes of the last axis of the array.")
+    if self.dtype == dtype:
+      return self
+    if self.dtype == np.bool_:
+      return self.astype(np.uint8).view(dtype)
+    if dtypes.is_complex(self.dtype):
+      parts = jnp.stack([self.real, self.imag], axis=-1)
+      return parts.reshape(*self.shape[:-1], 2 * self.shape[-1]).view(dtype)
+    if dtype == np.bool_:
+      return self.view(np.uint8).astype(bool)
+    if dtypes.is_complex(dtype):
+      out = self.view(jnp.finfo(dtype).dtype)
+      return lax.complex(out[..., 0::2], out[..., 1::2])
+    if bits_in < bits_out:
+      ratio = bits_out // bits_in
+      return lax.bitcast_convert_type(
+          self.reshape(*self.shape[:-1], self.shape[-1] // ratio, ratio), dtype)
+    out = lax.bitcast_convert_type(self, dtype)
+    return out.reshape(*self.shape[:-1], -1) if bits_in > bits_out else out
+
   all = _forward("all")
   any = _forward("any")
   argmax = _forward("argmax")
   argmin = _forward("argmin")
+  argpartition = _forward("argpartition")
   argsort = _forward("argsort")
+  choose = _forward("choose")
   clip = _forward("clip")
   conj = _forward("conj")
   conjugate = _forward("conjugate")
@@ -180,9 +251,11 @@ class ArrayMethods:
   min = _forward("min")
   nonzero = _forward("nonzero")
   prod = _forward("prod")
+  ptp = _forward("ptp")
   ravel = _forward("ravel")
   repeat = _forward("repeat")
   round = _forward("round")
+  searchsorted = _forward("searchsorted")
   sort = _forward("sort")
   squeeze = _forward("squeeze")
   std = _forward("std")

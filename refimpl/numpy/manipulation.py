@@ -14,8 +14,8 @@ import numpy as np
 from refimpl import core, dtypes, lax
 from refimpl.lax.shapes import canonicalize_axis, shape_argument
 from refimpl.numpy.creation import (array, asarray, broadcast_to, concatenate_in_chunks,
-                                    concrete, ensure_arraylike, eye, is_array, tri,
-                                    zeros_like)
+                                    concrete, ensure_arraylike, eye, is_array, linspace,
+                                    tri, zeros_like)
 from refimpl.numpy.ufuncs import remainder, where
 from refimpl.numpy.util import check_arraylike, promote_dtypes
 
@@ -540,26 +540,46 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
   Modes: "constant" (`constant_values`, lowered to the `pad` primitive),
   "empty" (zeros), "edge", "wrap", "reflect" and "symmetric" (with
-  `reflect_type` "even" or "odd"), lowered to slices, rev and concatenate.
+  `reflect_type` "even" or "odd"), "linear_ramp" (`end_values`, a ramp by
+  `linspace` from the end value towards the edge), the statistics "maximum",
+  "minimum", "mean" and "median" of the first/last `stat_length` entries
+  (rounded for integer arrays), lowered to slices, rev and concatenate; or a
+  callable `mode(vector, (before, after), axis, kwargs)` that returns the
+  padded vector (unlike NumPy, it cannot modify in place), applied along each
+  axis of the zero-padded array. A 0-d array is returned unchanged.
   """
   array = ensure_arraylike("pad", array)
   widths = _pairs(pad_width, array.ndim, "pad_width")
   if widths.size and not dtypes.is_integer(widths.dtype):
     raise TypeError("`pad_width` must be of integral type.")
-  if (widths < 0).any():
-    raise ValueError("index can't contain negative values")
-  widths = [tuple(int(w) for w in pair) for pair in widths]
+  if callable(mode):
+    return _pad_func(array, widths, mode, kwargs)
   allowed = {"constant": {"constant_values"}, "empty": set(), "edge": set(),
-             "wrap": set(), "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}}
+             "wrap": set(), "reflect": {"reflect_type"}, "symmetric": {"reflect_type"},
+             "linear_ramp": {"end_values"}, "maximum": {"stat_length"},
+             "minimum": {"stat_length"}, "mean": {"stat_length"}, "median": {"stat_length"}}
   if mode not in allowed:
     raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
   unexpected = set(kwargs) - allowed[mode]
   if unexpected:
     raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unexpected}")
+  if array.ndim == 0:
+    return array
+  if (widths < 0).any():
+    raise ValueError("index can't contain negative values")
+  widths = [tuple(int(w) for w in pair) for pair in widths]
   if mode == "constant":
     return _pad_constant(array, widths, kwargs.get("constant_values", 0))
   if mode == "empty":
     return _pad_constant(array, widths, 0)
+  if mode == "linear_ramp":
+    return _pad_linear_ramp(array, widths, _pairs(kwargs.get("end_values", 0), array.ndim,
+                                                  "end_values"))
+  if mode in ("maximum", "minimum", "mean", "median"):
+    stat_length = kwargs.get("stat_length")
+    if stat_length is not None:
+      stat_length = _pairs(stat_length, array.ndim, "stat_length")
+    return _pad_stats(array, widths, stat_length, mode)
   for axis, (before, after) in enumerate(widths):
     if array.shape[axis] == 0:
       if before or after:
@@ -590,6 +610,55 @@ def _pad_constant(array, widths, constant_values):
         config[axis] = (width, 0, 0) if side == 0 else (0, width, 0)
         array = lax.pad(array, values[axis, side], config)
   return array
+
+
+def _pad_linear_ramp(array, widths, end_values):
+  def ramp(axis, index, end, width):   # `width` values from `end` towards array[index]
+    edge = lax.squeeze(lax.slice_in_dim(array, index, index + 1, axis=axis), (axis,))
+    values = linspace(end, edge, width, endpoint=False, dtype=array.dtype, axis=axis)
+    return lax.convert_element_type(values, array.dtype, dtypes.is_weakly_typed(array))
+
+  for axis, (before, after) in enumerate(widths):
+    n = array.shape[axis]
+    array = lax.concatenate([ramp(axis, 0, end_values[axis, 0], before), array,
+                             lax.rev(ramp(axis, n - 1, end_values[axis, 1], after), (axis,))],
+                            axis)
+  return array
+
+
+def _pad_stats(array, widths, stat_length, mode):
+  # Imported here: these modules import this one.
+  from refimpl.numpy import reductions, sorting, ufuncs
+  stat_func = {"maximum": reductions.max, "minimum": reductions.min,
+               "mean": reductions.mean, "median": sorting.median}[mode]
+  def padding(part, axis, width):   # the statistic of `part`, repeated `width` times
+    stat = stat_func(part, axis=axis, keepdims=True)
+    if dtypes.is_integer(array.dtype):
+      stat = ufuncs.round(stat)
+    stat = lax.convert_element_type(stat, array.dtype, dtypes.is_weakly_typed(array))
+    return repeat(stat, width, axis=axis)
+
+  for axis, (before, after) in enumerate(widths):
+    n = array.shape[axis]
+    first, last = array, array
+    if stat_length is not None:
+      length_before, length_after = (int(v) for v in stat_length[axis])
+      if length_before == 0 or length_after == 0:
+        raise ValueError("stat_length of 0 yields no value for padding")
+      first = lax.slice_in_dim(array, 0, builtins.min(length_before, n), axis=axis)
+      last = lax.slice_in_dim(array, n - builtins.min(length_after, n), n, axis=axis)
+    array = lax.concatenate([padding(first, axis, before), array, padding(last, axis, after)],
+                            axis)
+  return array
+
+
+def _pad_func(array, widths, func, kwargs):
+  from refimpl.numpy.utilities import apply_along_axis  # it imports this module
+  widths = [tuple(int(w) for w in pair) for pair in widths]
+  padded = _pad_constant(array, widths, 0)
+  for axis in range(padded.ndim):
+    padded = apply_along_axis(func, axis, padded, widths[axis], axis, kwargs)
+  return padded
 
 
 def _pad_edge(array, axis, before, after):

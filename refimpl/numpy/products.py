@@ -6,6 +6,7 @@ result dtype is the promoted type of the inputs (passed as
 `preferred_element_type`), weakly typed only if both inputs are.
 """
 
+import operator
 import string
 
 import numpy as np
@@ -225,6 +226,31 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
 
 # --- einsum ---------------------------------------------------------------------------------
 
+def _interleaved_subscripts(args):
+  """(subscripts string, operands) of `(op0, sublist0, op1, sublist1, ..., [out])`.
+
+  Index k becomes 'A'..'Z' for k < 26, then 'a'..'z' (NumPy's letters, whose
+  alphabetical order is the numeric order used by the implicit output).
+  """
+  def term(sublist):
+    letters = []
+    for k in sublist:
+      if k is Ellipsis:
+        letters.append("...")
+        continue
+      k = operator.index(k)
+      if not 0 <= k < 52:
+        raise ValueError(f"einsum: subscript {k} in the interleaved form is not in [0, 52)")
+      letters.append(string.ascii_uppercase[k] if k < 26 else string.ascii_lowercase[k - 26])
+    return "".join(letters)
+
+  pairs = args[:len(args) - len(args) % 2]   # an odd count ends with the output sublist
+  subscripts = ",".join(term(s) for s in pairs[1::2])
+  if len(args) % 2:
+    subscripts += "->" + term(args[-1])
+  return subscripts, list(pairs[0::2])
+
+
 def _parse_subscripts(subscripts, shapes):
   """Input and output index letters per operand, with '...' expanded to fresh letters."""
   subscripts = subscripts.replace(" ", "")
@@ -268,6 +294,8 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None):
   """Einstein summation, as `np.einsum` (explicit and implicit output, '...').
 
+  Also the interleaved form `einsum(op0, sublist0, op1, sublist1, ...,
+  [sublist_out])`, whose sublists hold ints in [0, 52) (and `...`).
   Operands are contracted left to right with `dot_general`; repeated indices
   within an operand take its diagonal and indices needed nowhere else are
   summed first. `optimize` is accepted and ignored (values are the same).
@@ -275,7 +303,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
   if not isinstance(subscripts, str):
-    raise NotImplementedError("jnp.einsum supports only the subscripts-string form")
+    subscripts, operands = _interleaved_subscripts((subscripts, *operands))
   check_arraylike("einsum", *operands)
   out_dtype, weak = (dtypes.result_type_and_weak_type(*operands)
                      if preferred_element_type is None

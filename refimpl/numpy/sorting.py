@@ -553,9 +553,10 @@ def _unique(arr, axis, return_index=False, return_inverse=False, return_counts=F
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
-           *, equal_nan=True, size=None, fill_value=None):
+           *, equal_nan=True, size=None, fill_value=None, sorted=True):
   """The sorted unique elements of `ar` (flattened), or its unique slices
-  along `axis`.
+  along `axis`. `sorted` (NumPy's) is accepted and ignored: the values are
+  always sorted, as in JAX.
 
   Optionally also: `return_index`, the index of each value's first
   occurrence; `return_inverse`, for each element the index of its value
@@ -567,6 +568,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
   that value's first occurrence, extra counts are 0. Without `size` the
   input must be concrete.
   """
+  del sorted  # always sorted
   check_arraylike("unique", ar)
   if size is None:
     ar = concrete(ar, "The error arose for the first argument of jnp.unique(). "

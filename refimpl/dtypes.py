@@ -164,6 +164,9 @@ class TypePromotionError(ValueError):
 
 
 def _least_upper_bound(nodes):
+  unknown = [n for n in nodes if n not in _UPPER_BOUNDS]
+  if unknown:   # float0 (the tangent type of integers) takes no part in promotion
+    raise ValueError(f"dtype={unknown[0]!r} is not a valid dtype for JAX type promotion.")
   common = frozenset.intersection(*(_UPPER_BOUNDS[n] for n in nodes))
   for candidate in common:
     if _UPPER_BOUNDS[candidate] == common:
@@ -306,7 +309,7 @@ def result_type_and_weak_type(*args):
       value = x if not isinstance(x, type) else x(0)
       dts.append(np.dtype(type(value)) if type(value) is not int else int64)
       weaks.append(type(value) is not bool)
-    elif hasattr(x, "dtype"):
+    elif hasattr(x, "dtype") and not isinstance(x, type):
       dts.append(x.dtype if is_extended(x.dtype) else np.dtype(x.dtype))
       weaks.append(is_weakly_typed(x))
     else:

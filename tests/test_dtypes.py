@@ -133,3 +133,14 @@ def test_complex_and_real_counterparts():
              dtypes.bfloat16: dtypes.bfloat16, np.int32: np.int32, np.bool_: np.bool_}
   for dt, expected in to_real.items():
     assert dtypes.to_real_dtype(dt) == expected, dt
+
+
+def test_float0_takes_no_part_in_promotion():
+  """float0 (integer tangents) mixed with another dtype: JAX's ValueError."""
+  import refimpl.numpy as jnp
+  z = np.zeros(3, dtypes.float0)
+  for f in (lambda: jnp.multiply(2., z), lambda: jnp.add(jnp.ones(3), z),
+            lambda: dtypes.result_type(np.float32, dtypes.float0)):
+    with pytest.raises(ValueError, match=r"dtype=dtype\(\[\('float0', 'V'\)\]\) is not a "
+                       "valid dtype for JAX type promotion"):
+      f()

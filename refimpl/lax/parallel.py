@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from refimpl import core, dtypes, tree_util
+from refimpl import core, tree_util
 from refimpl.core import Primitive, ShapedArray
 from refimpl.interpreters import ad, batching
 from refimpl.lax import elementwise, shapes

@@ -435,11 +435,6 @@ def _impl_of_data(keys):
   return prngs[keys.dtype.names[0]]
 
 
-def key_array(keys):
-  """The concrete key array of key array data (structured elements)."""
-  return PRNGKeyArray(keys, KeyTy(_impl_of_data(keys)))
-
-
 def _key_impl_of(aval, name):
   """The implementation of the key dtype of `aval`; TypeError for other dtypes."""
   if not isinstance(aval.dtype, KeyTy):

@@ -1333,7 +1333,8 @@ def _random_gamma_impl(keys, a, *, log_space):
     return np.empty(a.shape, a.dtype)
   count = math.prod(a.shape[keys.ndim:])
   with core.eval_context():
-    keys = vmap(lambda k: _split(k, count))(prng.key_array(keys).reshape(-1))
+    keys = core.make_array(keys, core.get_aval(keys))
+    keys = vmap(lambda k: _split(k, count))(keys.reshape(-1))
     samples = vmap(lambda k, x: _gamma_one(k, x, log_space))(
         keys.reshape(-1), a.reshape(-1))
   return np.asarray(samples).reshape(a.shape)

@@ -435,13 +435,13 @@ def _default_gather_fill(dtype):
 
 def _gather(operand, indices, *, dimension_numbers, slice_sizes, mode=None, fill_value=None):
   """lax.gather by fancy indexing: every window element at start + offset;
-  CLIP and PROMISE_IN_BOUNDS clamp starts, FILL_OR_DROP fills whole windows
-  that do not fit with `fill_value` (default: NaN, the lowest signed or highest
-  unsigned integer, True)."""
+  CLIP and PROMISE_IN_BOUNDS (the default) clamp starts, FILL_OR_DROP fills
+  whole windows that do not fit with `fill_value` (default: NaN, the lowest
+  signed or highest unsigned integer, True)."""
   from refimpl.lax import GatherScatterMode
   operand, indices = np.asarray(operand), np.asarray(indices)
   dn = dimension_numbers
-  fill = GatherScatterMode.from_any(mode) == GatherScatterMode.FILL_OR_DROP
+  fill = mode is not None and GatherScatterMode.from_any(mode) == GatherScatterMode.FILL_OR_DROP
   grids, fits = _window_indices(operand.shape, indices, dn.start_index_map, slice_sizes,
                                 clamp=True)
   values = operand[tuple(grids)] if operand.size else np.zeros(fits.shape, operand.dtype)
@@ -539,12 +539,12 @@ DIVERGENCES.update({
         "the end fails on the shape mismatch instead.",
         _dynamic_update_slice),
     "gather_clamps_out_of_bounds": Divergence(
-        "lax.gather with mode CLIP or PROMISE_IN_BOUNDS (what jnp indexing uses) "
-        "clamps each window's start so the window fits: x[11] of a length-10 array "
-        "is x[9]. NumPy raises IndexError.",
+        "lax.gather with mode CLIP or PROMISE_IN_BOUNDS (lax.gather's default, and "
+        "what jnp indexing uses) clamps each window's start so the window fits: "
+        "x[11] of a length-10 array is x[9]. NumPy raises IndexError.",
         _gather),
     "gather_fills_out_of_bounds": Divergence(
-        "lax.gather with mode FILL_OR_DROP (lax.gather's default) returns "
+        "lax.gather with mode FILL_OR_DROP (mode='fill') returns "
         "fill_value for every element of a window that is not entirely in bounds "
         "(default: NaN for inexact types, the lowest signed and highest unsigned "
         "integer, True). NumPy raises IndexError.",

@@ -681,13 +681,16 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
            unique_indices=False, indices_are_sorted=False, mode=None, fill_value=None):
   """Gathers windows of `operand` at `start_indices` (see `gather_p`).
 
-  `mode` defaults to FILL_OR_DROP, as in JAX: an out-of-bounds window is
+  `mode` defaults to PROMISE_IN_BOUNDS, as in JAX (out-of-bounds windows
+  clamp; `GatherScatterMode.from_any(None)`, the scatters' default, is
+  FILL_OR_DROP). With FILL_OR_DROP ("fill") an out-of-bounds window is
   filled with `fill_value`, which defaults to NaN for inexact
   dtypes, the lowest value for signed and the highest for unsigned integers,
   True for booleans and the all-0xFFFFFFFF key for key arrays; other modes
   ignore it.
   """
-  mode = GatherScatterMode.from_any(mode)
+  mode = (GatherScatterMode.PROMISE_IN_BOUNDS if mode is None
+          else GatherScatterMode.from_any(mode))
   if mode != GatherScatterMode.FILL_OR_DROP:
     fill_value = None
   elif fill_value is None:

@@ -18,6 +18,21 @@ def immutable_error(x):
       "or another .at[] method (add, multiply, min, max, ...).")
 
 
+def array_repr_text(value, weak_type=False, max_line_width=None, precision=None,
+                    suppress_small=None):
+  """`Array([1., 2.], dtype=float32)`: NumPy's layout of the values, the dtype
+  always named (by its name, whatever NumPy or ml_dtypes make of its repr);
+  weakly typed values say so."""
+  prefix = "Array("
+  if value.size == 0 and value.ndim > 0:
+    body = f"[], shape={value.shape}"
+  else:
+    body = np.array2string(value, max_line_width, precision, suppress_small,
+                           separator=", ", prefix=prefix)
+  weak = ", weak_type=True" if weak_type else ""
+  return f"{prefix}{body}, dtype={value.dtype.name}{weak})"
+
+
 class Array(ArrayMethods, core.ConcreteArray):
   """A concrete array: NumPy data plus JAX's weak-type flag."""
 
@@ -91,14 +106,7 @@ class Array(ArrayMethods, core.ConcreteArray):
     return str(self._value)
 
   def __repr__(self):
-    """`Array([1., 2.], dtype=float32)`; weak-typed scalars say so."""
-    prefix = "Array("
-    if self._value.size == 0 and self._value.ndim > 0:
-      body = f"[], shape={self._value.shape}"
-    else:
-      body = np.array2string(self._value, separator=", ", prefix=prefix)
-    weak = ", weak_type=True" if self._weak_type else ""
-    return f"{prefix}{body}, dtype={self._value.dtype.name}{weak})"
+    return array_repr_text(self._value, self._weak_type)
 
   def __reduce__(self):
     return (Array, (np.array(self._value), self._weak_type))

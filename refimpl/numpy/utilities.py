@@ -13,6 +13,7 @@ import builtins
 import numpy as np
 
 from refimpl import core, dtypes, lax
+from refimpl.array import array_repr_text
 from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy.creation import arange, asarray, concrete, ensure_arraylike
 from refimpl.numpy.manipulation import concatenate, expand_dims, pad, ravel, reshape, swapaxes
@@ -85,9 +86,10 @@ printoptions = np.printoptions
 
 
 def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
-  """NumPy's `array_repr` of the values, named as an Array: `Array([1., 2.], dtype=float32)`."""
-  text = np.array_repr(np.asarray(arr), max_line_width, precision, suppress_small)
-  return "Array" + text[len("array"):]
+  """The Array's repr, `Array([1., 2.], dtype=float32)`, with NumPy's printing options."""
+  arr = asarray(arr)
+  return array_repr_text(np.asarray(arr), arr.weak_type, max_line_width, precision,
+                         suppress_small)
 
 
 def array_str(a, max_line_width=None, precision=None, suppress_small=None):

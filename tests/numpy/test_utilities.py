@@ -146,6 +146,15 @@ def test_array_repr_and_str():
   assert jnp.array_str(jnp.arange(30), max_line_width=20).count("\n") > 1
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "float16", "bfloat16", "float32",
+                                   "complex64", "float8_e4m3fn", "float8_e5m2", "int4"])
+def test_array_repr_names_the_dtype(dtype):
+  # The same text whatever repr NumPy or ml_dtypes give the dtype object itself.
+  x = jnp.zeros(2, dtype)
+  assert jnp.array_repr(x) == repr(x)
+  assert repr(x).endswith(f", dtype={dtype})")
+
+
 def test_printoptions():
   before = jnp.get_printoptions()
   with jnp.printoptions(precision=2, suppress=True):

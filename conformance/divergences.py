@@ -653,6 +653,11 @@ DIVERGENCES.update({
         "starts the product at `initial` (an empty product is `initial` itself). "
         "The case's `reduction` names the function.",
         _product_then_initial),
+    "all_any_of_complex_test_the_real_part": Divergence(
+        "jnp.all and jnp.any of a complex array test the real parts only, so 1j "
+        "counts as False; NumPy tests both parts. The case's `reduction` names the "
+        "function.",
+        lambda a, reduction, **kwargs: getattr(np, reduction)(np.real(a), **kwargs)),
 })
 
 

@@ -938,15 +938,16 @@ def prng_key_reuse():
 @check(f"{SHARP_BITS} / Random Numbers")
 def prng_split():
   """split gives JAX's keys (partitionable threefry); normal of a subkey is
-  float32[1]; split(key, 4) gives 4 keys whose normals differ."""
+  float32[1]; split(key, 4) gives 4 keys whose normals differ. (The
+  document's invalid escapes `"\\-"` are written `"\\\\-"`: the same output.)"""
   ex = run_example(r"""
       from refimpl import random
       key = random.PRNGKey(0)
       print("old key", key)
       key, subkey = random.split(key)
       normal_pseudorandom = random.normal(subkey, shape=(1,))
-      print("    \---SPLIT --> new key   ", key)
-      print("             \--> new subkey", subkey, "--> normal", normal_pseudorandom)
+      print("    \\---SPLIT --> new key   ", key)
+      print("             \\--> new subkey", subkey, "--> normal", normal_pseudorandom)
       key, *subkeys = random.split(key, 4)
       for subkey in subkeys:
         print(random.normal(subkey, shape=(1,)))

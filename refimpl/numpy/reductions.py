@@ -121,7 +121,9 @@ def _to_numeric(a):
 
 
 def _to_bool(a):
-  return lax.convert_element_type(a, dtypes.bool_)
+  """The truth of each element for all/any; a complex element's is its real part's."""
+  return lax.convert_element_type(lax.real(a) if dtypes.is_complex(a.dtype) else a,
+                                  dtypes.bool_)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,

@@ -69,8 +69,8 @@ def test_argmax_argmin_keep_their_index_dtype(argfn, axis, bdim, batch_axes, out
 
 @pytest.mark.parametrize("cumulative", [lax.cumsum, lax.cumprod, lax.cummax, lax.cummin,
                                         lax.cumlogsumexp])
-@pytest.mark.parametrize("axis, bdim, reverse", itertools.product([0, 1], [0, 1, 2],
-                                                                  [False, True]))
+@pytest.mark.parametrize("axis, bdim, reverse", list(itertools.product([0, 1], [0, 1, 2],
+                                                                       [False, True])))
 def test_cumulative_reductions_shift_the_axis_and_keep_the_batch_axis(cumulative, axis,
                                                                       bdim, reverse):
   member = np.array([[0.5, -1., 2.], [1.5, 3., -0.5]], F32)

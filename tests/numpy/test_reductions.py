@@ -90,6 +90,15 @@ def test_all_any_count_nonzero_match_numpy(dx, data):
   _close(jnp.count_nonzero(x, axis=axis), np.count_nonzero(x, axis=axis), np.int32)
 
 
+def test_all_any_of_complex_test_the_real_part_without_warning():
+  x = np.array([[1j, 0j], [1 + 1j, 2 + 0j]], np.complex64)
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")   # no ComplexWarning: JAX casts the real part
+    np.testing.assert_array_equal(jnp.any(x, axis=1), [False, True])
+    np.testing.assert_array_equal(jnp.all(x, axis=1), [False, True])
+    assert not jnp.any(np.array([1j, -2j]))
+
+
 @given(dtype_and_array([np.float32, np.int32], shape=shapes(min_dims=1)), st.data())
 def test_where_and_initial_match_numpy(dx, data):
   dtype, x = dx

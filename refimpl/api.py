@@ -130,10 +130,11 @@ batching.axis_primitive_batchers[jit_p] = batching.call_batching_rule(jit_p)
 _trace_cache = weakref.WeakKeyDictionary()
 
 
-def _normalize_static(fun, static_argnums, static_argnames):
-  """Resolves static_argnums and static_argnames into each other via the
-  signature, and checks them against it as JAX does (ValueError for an index
-  past the positional parameters, or a name the function does not take)."""
+def _normalize_static(fun, static_argnums, static_argnames, kind="static"):
+  """Resolves static_argnums and static_argnames (or, with kind="donate",
+  donate_argnums and donate_argnames) into each other via the signature, and
+  checks them against it as JAX does (ValueError for an index past the
+  positional parameters, or a name the function does not take)."""
   if static_argnums is None:
     static_argnums = ()
   elif isinstance(static_argnums, int):
@@ -152,16 +153,16 @@ def _normalize_static(fun, static_argnums, static_argnames):
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
   if static_argnums and inspect.Parameter.VAR_POSITIONAL not in kinds and (
       -min(static_argnums) > len(positional) or max(static_argnums) >= len(positional)):
-    raise ValueError(f"Jitted function has static_argnums={static_argnums}, "
+    raise ValueError(f"Jitted function has {kind}_argnums={static_argnums}, "
                      f"but only accepts {len(positional)} positional arguments.")
   positional_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)}
   keywords = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
   if invalid := positional_only & set(static_argnames):
     raise ValueError(f"Jitted function has invalid argnames {invalid} in "
-                     "static_argnames. These are positional-only")
+                     f"{kind}_argnames. These are positional-only")
   if inspect.Parameter.VAR_KEYWORD not in kinds and (invalid := set(static_argnames) - keywords):
     raise ValueError(f"Jitted function has invalid argnames {invalid} in "
-                     "static_argnames. Function does not take these args.")
+                     f"{kind}_argnames. Function does not take these args.")
   names = set(static_argnames)
   nums = set(i if i >= 0 else i + len(positional) for i in static_argnums)
   names.update(positional[i] for i in nums if 0 <= i < len(positional))
@@ -399,12 +400,29 @@ def jit(fun=None, /, *, static_argnums=None, static_argnames=None,
   """
   if fun is None:
     return functools.partial(jit, static_argnums=static_argnums,
-                             static_argnames=static_argnames, backend=backend)
+                             static_argnames=static_argnames, donate_argnums=donate_argnums,
+                             donate_argnames=donate_argnames, backend=backend)
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
   if backend is not None:
     backends.get_backend(backend)
-  return JitFunction(fun, static_argnums, static_argnames, backend)
+  jit_fun = JitFunction(fun, static_argnums, static_argnames, backend)
+  _check_donation(fun, jit_fun, donate_argnums, donate_argnames)
+  return jit_fun
+
+
+def _check_donation(fun, jit_fun, donate_argnums, donate_argnames):
+  """Donation is ignored, but its arguments are checked as JAX checks them:
+  against the signature, and disjoint from the static arguments."""
+  if donate_argnums is None and donate_argnames is None:
+    return
+  donated, donated_names = _normalize_static(fun, donate_argnums, donate_argnames, "donate")
+  if both := set(jit_fun.static_argnames) & set(donated_names):
+    raise ValueError("static_argnames and donate_argnames cannot intersect. Argument "
+                     f"names {both} appear in both static_argnames and donate_argnames")
+  if set(jit_fun.static_argnums) & set(donated):
+    raise ValueError(f"`static_argnums` {sorted(jit_fun.static_argnums)} and "
+                     f"`donate_argnums` {sorted(donated)} cannot intersect.")
 
 
 # --- make_jaxpr ------------------------------------------------------------

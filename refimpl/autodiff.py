@@ -92,6 +92,10 @@ def _argnums_partial(fun, args, argnums):
                        "value greater than or equal to -len(args) and less than len(args), "
                        f"but got value {i} for len(args) == {len(args)}.")
   nums = tuple(operator.index(i) % len(args) for i in nums)
+  if len(set(nums)) != len(nums):
+    raise ValueError(f"argnums={argnums} names an argument more than once (after "
+                     "negative indices count from the end); differentiate with respect "
+                     "to each argument once.")
 
   def f(*dyn):
     full = list(args)

@@ -124,6 +124,32 @@ def _move_out_axis(x, src, dst, size, axis_name, path):
   return batching.matchaxis(src, dst, size, x)
 
 
+def _map_axes(name, fun, in_axes, axis_size, args, kwargs):
+  """The leaves of (args, kwargs), their tree, each leaf's mapped axis (or
+  None) and the size of the map, with JAX's errors."""
+  if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+    raise ValueError(f"{name} in_axes must be an int, None, or a tuple of entries "
+                     "corresponding to the positional arguments passed to the "
+                     f"function, but got len(in_axes)={len(in_axes)}, "
+                     f"len(args)={len(args)}")
+  leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+  num_kwargs = len(tree_util.tree_leaves(kwargs))
+  dims = _flatten_axes(f"{name} in_axes", tree_util.tree_structure(args), in_axes)
+  dims += [0] * num_kwargs   # keyword arguments are mapped along axis 0
+  if axis_size is not None:
+    for x, d in zip(leaves, dims):
+      if d is not None and _axis_of(name, x, d) != axis_size:
+        raise ValueError(f"{name} got inconsistent sizes for array axes to be mapped: "
+                         f"axis_size={axis_size} but axis {d} of an argument of type "
+                         f"{_type_str(x)} has size {np.shape(x)[d]}")
+    return leaves, in_tree, dims, axis_size
+  if not leaves:
+    raise ValueError(f"{name} wrapped function must be passed at least one argument "
+                     f"containing an array, got empty *args={args} and "
+                     f"**kwargs={kwargs}")
+  return leaves, in_tree, dims, _mapped_axis_size(name, fun, in_tree, leaves, dims)
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
   """Vectorizes `fun` over the axes `in_axes` of its arguments.
 
@@ -148,28 +174,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
   @functools.wraps(fun)
   def vmap_f(*args, **kwargs):
-    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
-      raise ValueError("vmap in_axes must be an int, None, or a tuple of entries "
-                       "corresponding to the positional arguments passed to the "
-                       f"function, but got len(in_axes)={len(in_axes)}, "
-                       f"len(args)={len(args)}")
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    num_kwargs = len(tree_util.tree_leaves(kwargs))
-    dims = _flatten_axes("vmap in_axes", tree_util.tree_structure(args), in_axes)
-    dims += [0] * num_kwargs   # keyword arguments are mapped along axis 0
-    if axis_size is not None:
-      for x, d in zip(leaves, dims):
-        if d is not None and _axis_of("vmap", x, d) != axis_size:
-          raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped: "
-                           f"axis_size={axis_size} but axis {d} of an argument of type "
-                           f"{_type_str(x)} has size {np.shape(x)[d]}")
-      size = axis_size
-    else:
-      if not leaves:
-        raise ValueError("vmap wrapped function must be passed at least one argument "
-                         f"containing an array, got empty *args={args} and "
-                         f"**kwargs={kwargs}")
-      size = _mapped_axis_size("vmap", fun, in_tree, leaves, dims)
+    leaves, in_tree, dims, size = _map_axes("vmap", fun, in_axes, axis_size, args, kwargs)
     leaves = [x if d is None else _as_batch(x) for x, d in zip(leaves, dims)]
     out_tree_box = []
 
@@ -198,28 +203,37 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
   """Maps `fun` over the leading axes of its arguments, as a compiled program
   with collectives across `axis_name` (see `vmap` for `in_axes`/`out_axes`).
 
-  Here every member of the map runs on the one device: `pmap(f)` is
-  `jit(vmap(f))`, with JAX's semantics for values and collectives. Unlike
-  JAX, the mapped axis may be longer than the number of devices.
-  `static_broadcasted_argnums` are passed as static Python values.
+  `pmap(f)` is `jit(vmap(f))`, with JAX's semantics for values and
+  collectives, on the one device there is: as in JAX, a map longer than the
+  device count raises `ValueError`. `static_broadcasted_argnums` are passed
+  as static Python values.
   """
-  from refimpl.api import jit
+  from refimpl.api import device_count, jit
+  if isinstance(in_axes, list):
+    in_axes = tuple(in_axes)
   if isinstance(static_broadcasted_argnums, int):
     static_broadcasted_argnums = (static_broadcasted_argnums,)
   static = tuple(static_broadcasted_argnums)
 
+  def axes_of(nargs):
+    if not static:
+      return in_axes
+    return tuple(None if i in static else  # static arguments are not mapped
+                 in_axes[i] if isinstance(in_axes, (tuple, list)) else in_axes
+                 for i in range(nargs))
+
   @functools.lru_cache(maxsize=None)
   def mapped(nargs):
-    axes = in_axes
-    if static:  # static arguments are not mapped
-      axes = tuple(None if i in static else
-                   in_axes[i] if isinstance(in_axes, (tuple, list)) else in_axes
-                   for i in range(nargs))
-    return jit(vmap(fun, axes, out_axes, axis_name=axis_name, axis_size=axis_size),
+    return jit(vmap(fun, axes_of(nargs), out_axes, axis_name=axis_name, axis_size=axis_size),
                static_argnums=static, backend=backend)
 
   @functools.wraps(fun)
   def pmap_f(*args, **kwargs):
+    *_, size = _map_axes("pmap", fun, axes_of(len(args)), axis_size, args, kwargs)
+    if size > device_count():
+      raise ValueError(f"compiling computation that requires {size} logical devices, but "
+                       f"only {device_count()} XLA devices are available "
+                       f"(num_replicas={size})")
     return mapped(len(args))(*args, **kwargs)
 
   return pmap_f

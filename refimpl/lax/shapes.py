@@ -334,7 +334,7 @@ def _transpose_shape_rule(operand, *, permutation):
 def transpose(operand, permutation):
   """Permutes the dimensions of `operand`; the identity permutation is a no-op."""
   permutation = tuple(operator.index(p) for p in permutation)
-  if permutation == tuple(range(len(permutation))) and _is_array(operand):
+  if permutation == tuple(range(len(_shape(operand)))) and _is_array(operand):
     return operand
   return transpose_p.bind(operand, permutation=permutation)
 

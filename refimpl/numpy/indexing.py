@@ -436,6 +436,8 @@ def _index_to_gather(x_shape, idx, normalize_indices=True):
 def rewriting_take(arr, idx, indices_are_sorted=False, unique_indices=False, mode=None,
                    fill_value=None, normalize_indices=True):
   """`arr[idx]`, with gather's options (what `x.at[idx].get(...)` calls)."""
+  if mode is not None:
+    lax.GatherScatterMode.from_any(mode)  # an unknown mode raises, whichever path is taken
   if normalize_indices:
     result = _attempt_rewriting_take_via_slice(arr, idx, mode)
     if result is not None:

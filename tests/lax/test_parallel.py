@@ -180,19 +180,39 @@ def test_transposes_of_gather_and_permute_under_vmap():
                                 np.roll(x, -1, 0))
 
 
-# --- pmap: the JAX docstring examples -------------------------------------------------------
+# --- pmap: one device, so a map of one member; JAX's docstring examples under vmap ------------
+
+def test_pmap_needs_one_device_per_member():
+  with pytest.raises(ValueError, match="compiling computation that requires 4 logical devices, "
+                     r"but only 1 XLA devices are available \(num_replicas=4\)"):
+    jax.pmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(np.arange(4.0))
+  with pytest.raises(ValueError, match="requires 3 logical devices"):
+    jax.pmap(lambda x, y: x + y, in_axes=(None, 1))(1.0, np.ones((2, 3)))
+  with pytest.raises(ValueError, match="requires 2 logical devices"):
+    jax.pmap(jax.pmap(lambda x: x, axis_name="cols"), axis_name="rows")(np.zeros((1, 2)))
+
+
+def _normalize(x):
+  return x / lax.psum(x, "i"), lax.psum(x, "i"), lax.pmean(x, "i")
+
 
 def test_pmap_normalize():
   x = np.arange(4.0, dtype=np.float32)
-  out = jax.pmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(x)
-  np.testing.assert_allclose(out, [0.0, 1 / 6, 2 / 6, 3 / 6])
-  np.testing.assert_array_equal(jax.pmap(lambda x: lax.psum(x, "i"), axis_name="i")(
+  normed, total, mean = jax.vmap(_normalize, axis_name="i")(x)
+  np.testing.assert_allclose(normed, [0.0, 1 / 6, 2 / 6, 3 / 6])
+  np.testing.assert_allclose(total, 6.0)
+  np.testing.assert_allclose(mean, 1.5)
+  np.testing.assert_array_equal(jax.vmap(lambda x: lax.psum(x, "i"), axis_name="i")(
       np.arange(16).reshape(4, 4)), np.broadcast_to([24, 28, 32, 36], (4, 4)))
-  np.testing.assert_allclose(jax.pmap(lambda x: lax.pmean(x, "i"), axis_name="i")(x), 1.5)
+  one = np.array([[2.0, 3.0]], np.float32)
+  for got, want in zip(jax.pmap(_normalize, axis_name="i")(one),
+                       jax.vmap(_normalize, axis_name="i")(one)):
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got.shape, (1, 2))
 
 
 def test_nested_pmap_rows_and_cols():
-  f = jax.pmap(jax.pmap(lambda x: (lax.axis_index("rows"), lax.axis_index("cols")),
+  f = jax.vmap(jax.vmap(lambda x: (lax.axis_index("rows"), lax.axis_index("cols")),
                         axis_name="cols"), axis_name="rows")
   rows, cols = f(np.zeros((4, 2)))
   np.testing.assert_array_equal(rows, [[0, 0], [1, 1], [2, 2], [3, 3]])
@@ -204,14 +224,23 @@ def test_nested_pmap_rows_and_cols():
     doubly_normed = x / lax.psum(x, ("rows", "cols"))
     return row_normed, col_normed, doubly_normed
   x = np.arange(8.0, dtype=np.float32).reshape((4, 2))
-  a, b, c = jax.pmap(jax.pmap(normalize, axis_name="cols"), axis_name="rows")(x)
+  a, b, c = jax.vmap(jax.vmap(normalize, axis_name="cols"), axis_name="rows")(x)
   np.testing.assert_allclose(a.sum(0), np.ones(2), rtol=1e-6)
   np.testing.assert_allclose(b.sum(1), np.ones(4), rtol=1e-6)
   np.testing.assert_allclose(c.sum(), 1.0, rtol=1e-6)
+  one = np.array([[3.0]], np.float32)
+  rows, cols = jax.pmap(jax.pmap(lambda x: (lax.axis_index("rows"), lax.axis_index("cols")),
+                                 axis_name="cols"), axis_name="rows")(one)
+  np.testing.assert_array_equal(rows, [[0]])
+  np.testing.assert_array_equal(cols, [[0]])
+  for out in jax.pmap(jax.pmap(normalize, axis_name="cols"), axis_name="rows")(one):
+    np.testing.assert_array_equal(out, [[1.0]])
 
 
 def test_pmap_static_broadcasted_argnums():
   f = jax.pmap(lambda x, n: lax.psum(x, "i") * n, axis_name="i",
                static_broadcasted_argnums=1)
-  np.testing.assert_array_equal(f(np.arange(3), 2), [6, 6, 6])
-  np.testing.assert_array_equal(f(np.arange(3), 3), [9, 9, 9])
+  np.testing.assert_array_equal(f(np.array([3]), 2), [6])
+  np.testing.assert_array_equal(f(np.array([3]), 3), [9])
+  with pytest.raises(ValueError, match="requires 3 logical devices"):
+    f(np.arange(3), 2)

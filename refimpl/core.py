@@ -16,7 +16,9 @@ the parent trace (`set_current_trace`), so traces nest without a global stack.
 """
 
 import contextlib
+import math
 import operator
+import os
 import threading
 
 import numpy as np
@@ -26,7 +28,8 @@ from refimpl.array_methods import ArrayMethods
 from refimpl.config import config
 from refimpl.errors import (ConcretizationTypeError, TracerArrayConversionError,
                             TracerBoolConversionError,
-                            TracerIntegerConversionError, UnexpectedTracerError)
+                            TracerIntegerConversionError, UnexpectedTracerError,
+                            JaxRuntimeError)
 
 
 # --- abstract values -------------------------------------------------------
@@ -101,14 +104,15 @@ def canonicalize_shape(shape):
 def get_aval(x):
   """The abstract value of any value a primitive accepts.
 
-  Python scalars are weakly typed; NumPy values are canonicalized (float64
+  Python scalars are weakly typed (a Python int must fit the default
+  integer dtype: OverflowError); NumPy values are canonicalized (float64
   becomes float32 unless x64 is on); NumPy data of an extended dtype (key
   data, structured elements) has that dtype. Anything else raises `TypeError`.
   """
   if isinstance(x, (Tracer, ConcreteArray)):
     return x.aval
   if dtypes.is_python_scalar(x):
-    return ShapedArray((), dtypes.python_scalar_dtype(x),
+    return ShapedArray((), dtypes.python_scalar_dtype(dtypes.check_python_int(x)),
                        weak_type=type(x) is not bool)
   if isinstance(x, (np.ndarray, np.generic)):
     extended = dtypes.extended_of_numpy(x.dtype)
@@ -216,6 +220,7 @@ class EvalTrace(Trace):
   def process_primitive(self, primitive, args, params):
     in_avals = [get_aval(x) for x in args]
     out_avals = primitive.abstract_eval(*in_avals, **params)
+    check_allocatable(primitive, out_avals)
     values = [to_numpy(x) for x in args]
     with np.errstate(all="ignore"):  # NaN/inf results are values, not warnings
       outs = primitive.impl(*values, **params)
@@ -231,6 +236,28 @@ class EvalTrace(Trace):
       check_floats(primitive.name, out)
       results.append(make_array(out, aval))
     return results if primitive.multiple_results else results[0]
+
+
+_MEMORY_BYTES = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_allocatable(primitive, out_avals):
+  """Raises JaxRuntimeError, before any work is done, when a result in
+  `out_avals` (one aval or a list) cannot be allocated, as XLA fails: more
+  elements than int64 counts (INVALID_ARGUMENT), or more bytes than this
+  machine's memory (RESOURCE_EXHAUSTED)."""
+  for aval in out_avals if isinstance(out_avals, (list, tuple)) else (out_avals,):
+    size = math.prod(aval.shape)
+    where = f"the result {aval.str_short()} of {primitive.name}"
+    if size >= 2**63:
+      raise JaxRuntimeError(f"INVALID_ARGUMENT: Shape {aval.str_short()} size may "
+                            f"overflow int64: {where} has {size} elements.")
+    nbytes = size * dtypes.numpy_dtype(aval.dtype).itemsize
+    if nbytes > _MEMORY_BYTES:
+      raise JaxRuntimeError(
+          f"RESOURCE_EXHAUSTED: Out of memory while trying to allocate {nbytes} bytes "
+          f"for {where}; this machine has {_MEMORY_BYTES} bytes. Use a smaller shape, "
+          "or reduce in pieces (e.g. with lax.map or lax.scan over chunks).")
 
 
 def make_array(data, aval):

@@ -144,19 +144,24 @@ _LATTICE = {
     **{narrow: [] for narrow in NARROW_INT_DTYPES + NARROW_FLOAT_DTYPES},
 }
 
+# With x64 off no promotion forms a 64-bit type from narrower inputs: the one
+# join that would (uint32 with a signed integer, int64 above) is int32 instead.
+_LATTICE_X32 = {**_LATTICE, uint32: [int32, uint64]}
 
-def _upper_bounds(node):
-  """All nodes reachable upward from `node`, itself included."""
+
+def _upper_bounds(lattice, node):
+  """All nodes reachable upward from `node` in `lattice`, itself included."""
   seen, todo = {node}, [node]
   while todo:
-    for up in _LATTICE[todo.pop()]:
+    for up in lattice[todo.pop()]:
       if up not in seen:
         seen.add(up)
         todo.append(up)
   return seen
 
 
-_UPPER_BOUNDS = {node: frozenset(_upper_bounds(node)) for node in _LATTICE}
+_UPPER_BOUNDS = {x64: {node: frozenset(_upper_bounds(lattice, node)) for node in lattice}
+                 for x64, lattice in ((True, _LATTICE), (False, _LATTICE_X32))}
 
 
 class TypePromotionError(ValueError):
@@ -164,12 +169,14 @@ class TypePromotionError(ValueError):
 
 
 def _least_upper_bound(nodes):
-  unknown = [n for n in nodes if n not in _UPPER_BOUNDS]
+  """The join of `nodes` on the lattice of the current x64 mode."""
+  upper_bounds = _UPPER_BOUNDS[bool(config.jax_enable_x64)]
+  unknown = [n for n in nodes if n not in upper_bounds]
   if unknown:   # float0 (the tangent type of integers) takes no part in promotion
     raise ValueError(f"dtype={unknown[0]!r} is not a valid dtype for JAX type promotion.")
-  common = frozenset.intersection(*(_UPPER_BOUNDS[n] for n in nodes))
+  common = frozenset.intersection(*(upper_bounds[n] for n in nodes))
   for candidate in common:
-    if _UPPER_BOUNDS[candidate] == common:
+    if upper_bounds[candidate] == common:
       return candidate
   names = tuple(str(n) for n in nodes)
   narrow = [n for n in nodes if n in NARROW_FLOAT_DTYPES + NARROW_INT_DTYPES]
@@ -259,6 +266,24 @@ def python_scalar_dtype(x):
   return canonicalize_dtype(_DEFAULT_OF_WEAK[_WEAK_OF_PYTHON_TYPE[type(x)]])
 
 
+def check_python_int(x, dt=None):
+  """Returns `x`; raises OverflowError, as JAX does, if `x` is a Python int
+  that the integer dtype `dt` cannot hold.
+
+  `dt` defaults to the default integer dtype (int32, int64 with x64): the
+  dtype a Python int takes wherever it enters as a value (a `jit`
+  argument, an operand of a primitive or of a jnp function, `jnp.array`),
+  so `arange(3) + 2**31` raises rather than wrapping. A value in range
+  that then meets a narrower array converts to it as any weak value does
+  (`uint8(1) + 300` is 45). Other values, and a non-integer `dt`, pass.
+  """
+  if type(x) is int:
+    dt = default_int_dtype() if dt is None else np.dtype(dt)
+    if is_integer(dt) and not iinfo(dt).min <= x <= iinfo(dt).max:
+      raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+  return x
+
+
 def dtype(x):
   """The (canonical) dtype of a value or dtype-like `x`, as `jnp.dtype` does."""
   if is_python_scalar(x):
@@ -281,16 +306,19 @@ def _lattice_node(dt, weak):
 
 
 def promote_types(a, b):
-  """The promoted dtype of two dtypes (no weak types, no canonicalization).
+  """The promoted dtype of two dtypes, as `jnp.promote_types`: the lattice
+  join, not canonicalized (int64 with int32 is int64 even with x64 off).
 
-  This is the lattice join; it differs from NumPy's: e.g. int8 with uint32 is
-  int64 and uint64 with int64 is float64 (as in `jnp.promote_types`).
+  It differs from NumPy's: uint64 with int64 is float64; int8 with uint32 is
+  int64, but int32 with x64 off (that lattice forms no 64-bit type from
+  narrower ones). The Python types `int`, `float` and `complex` are weak
+  (uint8 with int is uint8); a weak join is the 64-bit type of its kind.
   An extended dtype promotes only with itself (ValueError otherwise).
   """
   if is_extended(a) or is_extended(b):
     return _promote_extended([a, b])
-  a, b = np.dtype(a), np.dtype(b)
-  lub = _least_upper_bound({a, b})
+  lub = _least_upper_bound({_WEAK_OF_PYTHON_TYPE[t] if isinstance(t, type) and t in
+                            _WEAK_OF_PYTHON_TYPE else np.dtype(t) for t in (a, b)})
   return _DEFAULT_OF_WEAK.get(lub, lub)
 
 

@@ -107,6 +107,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):
   if dtype is not None:
     dtype = user_dtype(dtype, "array")
   weak_type = dtype is None and dtypes.is_weakly_typed(object)
+  if dtype is None:
+    dtypes.check_python_int(object)  # a Python int takes the default integer dtype
   object = _map_leaves(_checked_leaf, object)
   leaves = _leaves(object)
   if dtype is None:

@@ -21,11 +21,14 @@ def is_arraylike(x):
 
 
 def check_arraylike(fun_name, *args):
-  """Raises TypeError (as JAX does) for a non-array argument such as a list."""
+  """Raises TypeError (as JAX does) for a non-array argument such as a list,
+  and OverflowError for a Python int outside the default integer dtype (a
+  jnp function's operands are `jit` arguments in JAX)."""
   for pos, arg in enumerate(args):
     if not is_arraylike(arg):
       raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got "
                       f"{type(arg)} at position {pos}.")
+    dtypes.check_python_int(arg)
 
 
 def promote_dtypes(*args):

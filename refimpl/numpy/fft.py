@@ -42,8 +42,8 @@ def _fft_core(func_name, fft_type, a, s, axes, norm):
   arr = creation.asarray(a)
   if s is not None:
     s = tuple(map(operator.index, s))
-    if any(n < 0 for n in s):
-      raise ValueError("Shape should be non-negative.")
+    if any(n <= 0 for n in s):
+      raise ValueError("Shape should be positive.")
   if s is not None and axes is not None and len(s) != len(axes):
     raise ValueError("Shape and axes have different lengths.")
   orig_axes = axes

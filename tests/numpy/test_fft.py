@@ -115,8 +115,11 @@ def test_errors():
     jnp.fft.fftn(x, axes=(0, 0))
   with pytest.raises(ValueError, match="Shape and axes have different lengths"):
     jnp.fft.fftn(x, s=(2,), axes=(0, 1))
-  with pytest.raises(ValueError, match="non-negative"):
-    jnp.fft.fftn(x, s=(-1,))
+  for bad in [dict(s=(-1,)), dict(s=(0,))]:
+    with pytest.raises(ValueError, match="Shape should be positive"):
+      jnp.fft.fftn(x, **bad)
+  with pytest.raises(ValueError, match="Shape should be positive"):
+    jnp.fft.rfft(x, n=0)
   with pytest.raises(ValueError, match="Invalid norm value"):
     jnp.fft.fft(x, norm="unitary")
   with pytest.raises(ValueError, match="only real valued inputs"):

@@ -107,7 +107,8 @@ def get_aval(x):
   Python scalars are weakly typed (a Python int must fit the default
   integer dtype: OverflowError); NumPy values are canonicalized (float64
   becomes float32 unless x64 is on); NumPy data of an extended dtype (key
-  data, structured elements) has that dtype. Anything else raises `TypeError`.
+  data, structured elements) has that dtype. NumPy masked arrays raise
+  `ValueError`, anything else `TypeError`.
   """
   if isinstance(x, (Tracer, ConcreteArray)):
     return x.aval
@@ -115,6 +116,10 @@ def get_aval(x):
     return ShapedArray((), dtypes.python_scalar_dtype(dtypes.check_python_int(x)),
                        weak_type=type(x) is not bool)
   if isinstance(x, (np.ndarray, np.generic)):
+    if isinstance(x, np.ma.MaskedArray):
+      raise ValueError("numpy masked arrays are not supported as direct inputs to JAX "
+                       "functions. Use arr.filled() to convert the value to a standard "
+                       "numpy array.")
     extended = dtypes.extended_of_numpy(x.dtype)
     if extended is not None:
       return ShapedArray(np.shape(x), extended)

@@ -68,6 +68,8 @@ def _checked_leaf(x):
     raise ValueError("None is not a valid value for jnp.array")
   if hasattr(x, "__jax_array__"):
     x = x.__jax_array__()
+  if isinstance(x, np.ma.MaskedArray):
+    core.get_aval(x)  # raises JAX's ValueError: a mask would be lost
   if (is_array(x) or dtypes.is_python_scalar(x)
       or isinstance(x, (np.ndarray, np.generic))):
     return x

@@ -1,23 +1,40 @@
-"""Global configuration: `refimpl.config.update(name, value)`.
+"""Configuration: `refimpl.config.update(name, value)` and context managers.
 
 Options mirror JAX's names. Each may also be set from the environment when the
 package is imported (``JAX_ENABLE_X64=1``, ``JAX_DEBUG_NANS=1``,
 ``JAX_DISABLE_JIT=1``, ``REFIMPL_BACKEND=name``).
+
+As in JAX, `config.update` sets an option's global value, seen by every
+thread, while a context manager (`enable_x64()`, `config.option(name, value)`,
+...) sets it for the current thread only, until the block exits. Reading an
+option (`config.jax_enable_x64`) gives the value of this thread's innermost
+active block, else the global value.
 """
 
 import contextlib
+import operator
 import os
+import threading
 
 
 def _env_flag(name):
   return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+class _ThreadContext(threading.local):
+  def __init__(self):
+    self.values = {}  # option name -> this thread's innermost block's value
+
+
+_context = _ThreadContext()
+
+
 class Config:
-  """Holds option values; read them as attributes (`config.jax_enable_x64`)."""
+  """Holds the options' global values; read an option as an attribute
+  (`config.jax_enable_x64`) for its value in the current thread."""
 
   def __init__(self):
-    self._values = {
+    self._values = {  # the global values
         "jax_enable_x64": _env_flag("JAX_ENABLE_X64"),
         "jax_debug_nans": _env_flag("JAX_DEBUG_NANS"),
         "jax_debug_infs": _env_flag("JAX_DEBUG_INFS"),
@@ -33,42 +50,66 @@ class Config:
         "backend": os.environ.get("REFIMPL_BACKEND", "reference"),
     }
 
-  def update(self, name, value):
-    """Sets option `name` to `value`; unknown names raise `AttributeError`."""
+  def _check_name(self, name):
     if name not in self._values:
       raise AttributeError(f"Unrecognized config option: {name}")
+
+  def update(self, name, value):
+    """Sets the global value of option `name` (every thread sees it, except
+    inside its own block for `name`); unknown names raise `AttributeError`."""
+    self._check_name(name)
     self._values[name] = value
 
   def read(self, name):
-    return self._values[name]
+    """The value of option `name` in the current thread."""
+    self._check_name(name)
+    return getattr(self, name)
 
-  def __getattr__(self, name):
-    try:
-      return self.__dict__["_values"][name]
-    except KeyError:
-      raise AttributeError(f"Unrecognized config option: {name}") from None
+  def __getattr__(self, name):  # only reached for names that are not options
+    raise AttributeError(f"Unrecognized config option: {name}")
 
   @contextlib.contextmanager
   def option(self, name, value):
-    """Context manager that sets `name` to `value` and restores it on exit."""
-    old = self.read(name)
-    self.update(name, value)
+    """Context manager that sets `name` to `value` in the current thread
+    until the block exits, then restores the thread's previous value."""
+    self._check_name(name)
+    local = _context.values  # the entering thread's
+    outer = local.get(name, _UNSET)
+    local[name] = value
     try:
       yield
     finally:
-      self.update(name, old)
+      if outer is _UNSET:
+        del local[name]
+      else:
+        local[name] = outer
 
   def trace_state(self):
-    """The options that change what tracing produces (part of jit's cache key)."""
-    return (self._values["jax_enable_x64"],
-            self._values["jax_threefry_partitionable"],
-            self._values["jax_default_prng_impl"],
-            self._values["jax_enable_custom_prng"],
-            self._values["jax_legacy_prng_key"],
-            self._values["jax_high_dynamic_range_gumbel"])
+    """The current thread's values of the options that change what tracing
+    produces (part of jit's cache key)."""
+    return _trace_options({**self._values, **_context.values})
+
+
+_UNSET = object()
+_trace_options = operator.itemgetter(
+    "jax_enable_x64", "jax_numpy_rank_promotion", "jax_threefry_partitionable",
+    "jax_default_prng_impl", "jax_enable_custom_prng", "jax_legacy_prng_key",
+    "jax_high_dynamic_range_gumbel")
+
+
+def _option_property(name):
+  """`config.<name>`: this thread's innermost block's value, else the global
+  one (two dict lookups: options are read on every operation)."""
+  def value(self):
+    local = _context.values
+    return local[name] if name in local else self._values[name]
+  return property(value)
 
 
 config = Config()
+for _name in config._values:
+  setattr(Config, _name, _option_property(_name))
+del _name
 
 
 def enable_x64(new_val=True):

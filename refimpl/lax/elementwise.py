@@ -6,17 +6,21 @@ Rules shared by every n-ary primitive here (see `refimpl/lax/rules.py`):
   broadcast against anything, operands of equal rank broadcast along size-1
   dimensions, other rank mismatches raise `TypeError`.
 * Weak type: the result is weakly typed only when every operand is.
-* Floating point: a result is computed in float64 (complex128) and rounded
-  once to the result dtype; a 16-bit float result is rounded by way of
-  float32, which is how XLA computes 16-bit floats. For +, -, *, / and sqrt
-  this is the correctly rounded (IEEE) result. Subnormal numbers are kept,
-  as IEEE says; XLA on CPU may flush them to zero.
+* Floating point: a result is the exact value rounded once to the result
+  dtype, where the function is exact (negation, comparisons, max, floor,
+  ...) or an IEEE operation: +, -, *, / and sqrt of real numbers, and + and -
+  of complex numbers. Any other function is computed in float64
+  (complex128) and rounded once to the result dtype. A 16-bit float result
+  is rounded by way of float32, which is how XLA computes 16-bit floats.
+  Subnormal numbers are kept, as IEEE says; XLA on CPU may flush them to
+  zero.
 * Integers: arithmetic wraps around modulo 2**bits on overflow.
 
 The differentiation rules (JAX's) are gathered at the end of the module.
 """
 
 import enum
+import math
 import operator
 import warnings
 
@@ -115,6 +119,45 @@ def _wide(x):
   return x
 
 
+def _ieee(x):
+  """`x` as an operand of *, / or sqrt: complex numbers widened (`_wide`), as
+  these are not IEEE operations on them; anything else as it is.
+
+  On real floats they are, so computing in x's dtype is rounding the exact
+  result once (NumPy, as XLA, computes 16-bit floats in float32 and rounds
+  that: the same value, as float32's 24 bits hold twice the 11 of float16
+  plus 2, which makes the double rounding innocuous). So is computing in
+  float64 (53 bits, twice float32's 24 plus 5) and rounding the result.
+  """
+  return _wide(x) if dtypes.is_complex(x.dtype) else x
+
+
+_BLOCK = 1 << 16
+"""Elements per block of the elementwise reference rules (see `_in_blocks`)."""
+
+
+def _in_blocks(reference, dtype, operands, params):
+  """`reference(*operands, **params)` rounded to `dtype`, a block at a time.
+
+  Memory, not semantics: each block of up to `_BLOCK` elements of the
+  broadcast operands is computed (in float64 where a rule widens) and
+  rounded into the preallocated result, so a rule's intermediates stay
+  small; the values are those of one call on all the elements.
+  """
+  shape = np.broadcast_shapes(*(x.shape for x in operands))
+  if math.prod(shape) <= _BLOCK:
+    return as_dtype(reference(*operands, **params), dtype)
+  out = np.empty(shape, dtype)
+  blocks = np.nditer([*operands, out], flags=["external_loop", "buffered"],
+                     op_flags=[["readonly"]] * len(operands) + [["writeonly"]],
+                     buffersize=_BLOCK)
+  with blocks:
+    for *block, out_block in blocks:
+      out_block[...] = as_dtype(reference(*block, **params), dtype)
+  out.flags.writeable = False   # no one else holds it: an Array keeps it without a copy
+  return out
+
+
 def _result_dtype(out_dtype, dtype):
   if out_dtype is None:
     return np.dtype(dtype)
@@ -131,7 +174,7 @@ def naryop(name, category, reference, out_dtype=None, nargs=1):
   prim = ElementwisePrimitive(name)
 
   def impl(*operands, **params):
-    return as_dtype(reference(*operands, **params), _result_dtype(out_dtype, operands[0].dtype))
+    return _in_blocks(reference, _result_dtype(out_dtype, operands[0].dtype), operands, params)
 
   def shape_rule(*avals, **params):
     if len(avals) != nargs:
@@ -176,7 +219,7 @@ def _dtype_argument(dtype):
 
 def _neg(x):
   """Negation `-x`. Integers wrap: -INT_MIN is INT_MIN, and unsigned -x is 2**bits - x."""
-  return np.negative(_wide(x))
+  return np.negative(x)
 
 
 def _sign(x):
@@ -187,26 +230,25 @@ def _sign(x):
   """
   if dtypes.is_unsigned(x.dtype):
     return x != 0
-  x = _wide(x)
   if dtypes.is_float(x.dtype):
     return np.where((x == 0) | np.isnan(x), x, np.copysign(1.0, x))
-  return np.sign(x)
+  return np.sign(_ieee(x))
 
 
 def _abs(x):
   """Absolute value |x|. abs(INT_MIN) wraps to INT_MIN. Complex: the modulus,
   a real number (computed without intermediate overflow)."""
-  return np.abs(_wide(x))
+  return np.abs(_ieee(x))
 
 
 def _floor(x):
   """Largest integer <= x (as a float). ±0, ±inf and NaN are unchanged."""
-  return np.floor(_wide(x))
+  return np.floor(x)
 
 
 def _ceil(x):
   """Smallest integer >= x (as a float). ±0, ±inf and NaN are unchanged."""
-  return np.ceil(_wide(x))
+  return np.ceil(x)
 
 
 def _round(x, *, rounding_method):
@@ -215,7 +257,6 @@ def _round(x, *, rounding_method):
   AWAY_FROM_ZERO (0): 0.5 -> 1, -2.5 -> -3. TO_NEAREST_EVEN (1): 0.5 -> 0,
   1.5 -> 2. The sign of zero is kept (-0.4 -> -0.0); ±inf and NaN unchanged.
   """
-  x = _wide(x)
   if rounding_method == RoundingMethod.TO_NEAREST_EVEN:
     return np.rint(x)
   truncated = np.trunc(x)
@@ -225,17 +266,17 @@ def _round(x, *, rounding_method):
 
 def _is_finite(x):
   """True where x is neither ±inf nor NaN."""
-  return np.isfinite(_wide(x))
+  return np.isfinite(x)
 
 
 def _add(x, y):
   """Sum `x + y`. Integers wrap on overflow; floats follow IEEE (inf + -inf is NaN)."""
-  return np.add(_wide(x), _wide(y))
+  return np.add(x, y)
 
 
 def _sub(x, y):
   """Difference `x - y`. Integers wrap on overflow; floats follow IEEE."""
-  return np.subtract(_wide(x), _wide(y))
+  return np.subtract(x, y)
 
 
 def _div(x, y):
@@ -247,7 +288,7 @@ def _div(x, y):
   gives INT_MIN; these are XLA's results on CPU.
   """
   if not dtypes.is_integer(x.dtype):
-    return np.divide(_wide(x), _wide(y))
+    return np.divide(_ieee(x), _ieee(y))
   x, y = np.broadcast_arrays(x, y)
   by_zero, overflow = _int_division_hazards(x, y)
   safe_y = np.where(by_zero | overflow, np.ones_like(y), y)
@@ -275,7 +316,7 @@ def _rem(x, y):
   rem(x, 0) is x and rem(INT_MIN, -1) is 0 (XLA's results on CPU).
   """
   if not dtypes.is_integer(x.dtype):
-    return np.fmod(_wide(x), _wide(y))
+    return np.fmod(x, y)
   x, y = np.broadcast_arrays(x, y)
   by_zero, overflow = _int_division_hazards(x, y)
   safe_y = np.where(by_zero | overflow, np.ones_like(y), y)
@@ -329,14 +370,17 @@ def _mul_reference(x, y, out_dtype=None):
   With `out_dtype`, both operands are first converted to it (as
   convert_element_type does) and the product has that dtype.
   """
-  if out_dtype is None:
-    return _multiply(x, y, x.dtype)
-  x, y = (_convert_element_type(v, new_dtype=out_dtype, weak_type=False) for v in (x, y))
-  return _multiply(x, y, out_dtype)
+  dtype = x.dtype if out_dtype is None else np.dtype(out_dtype)
+  return _in_blocks(_converted_product, dtype, (x, y), {"dtype": dtype})
+
+
+def _converted_product(x, y, dtype):
+  x, y = (_cast(v, dtype) for v in (x, y))
+  return _multiply(x, y, dtype)
 
 
 def _multiply(x, y, dtype):
-  return as_dtype(np.multiply(_wide(x), _wide(y)), dtype)
+  return as_dtype(np.multiply(_ieee(x), _ieee(y)), dtype)
 
 
 @mul_p.def_abstract_eval
@@ -353,7 +397,7 @@ def _mul_shape_rule(x, y, out_dtype=None):
 def _sqrt(x, accuracy=None):
   """Square root. sqrt(-0.0) is -0.0; sqrt(x < 0) is NaN (real dtypes);
   complex: the principal root (real part >= 0)."""
-  return np.sqrt(_wide(x))
+  return np.sqrt(_ieee(x))
 
 
 def _rsqrt(x, accuracy=None):
@@ -369,16 +413,10 @@ def _cbrt(x, accuracy=None):
 
 def _square(x):
   """x * x. Integers wrap on overflow."""
-  return np.multiply(_wide(x), _wide(x))
+  return np.multiply(_ieee(x), _ieee(x))
 
 
 def _integer_pow(x, *, y):
-  """x ** y for a Python int y, by binary exponentiation (as XLA lowers it).
-
-  Each multiplication is rounded to x's dtype (integers wrap), so results can
-  differ from `pow` in the last place. y == 0 gives 1 (even for 0 and NaN);
-  a negative y gives 1 / x**|y| (floats and complex only).
-  """
   if y == 0:
     return np.ones_like(x)
   dtype, base, n, acc = x.dtype, x, -y if y < 0 else y, None
@@ -388,7 +426,7 @@ def _integer_pow(x, *, y):
     n >>= 1
     if n:
       base = _multiply(base, base, dtype)
-  return 1.0 / _wide(acc) if y < 0 else acc
+  return np.divide(1, _ieee(acc)) if y < 0 else acc
 
 
 def _pow(x, y):
@@ -407,6 +445,19 @@ cbrt_p = unop("cbrt", FLOAT, _cbrt)
 square_p = unop("square", NUMBER, _square)
 
 integer_pow_p = unop("integer_pow", NUMBER, _integer_pow)
+
+
+@integer_pow_p.def_impl
+def _integer_pow_reference(x, *, y):
+  """x ** y for a Python int y, by binary exponentiation (as XLA lowers it).
+
+  Each multiplication is rounded to x's dtype (integers wrap), so results can
+  differ from `pow` in the last place. y == 0 gives 1 (even for 0 and NaN);
+  a negative y gives 1 / x**|y| (floats and complex only); y == 1 gives x.
+  """
+  if y == 1:
+    return x   # itself, not a copy
+  return _in_blocks(_integer_pow, x.dtype, (x,), {"y": y})
 
 
 @integer_pow_p.def_abstract_eval
@@ -661,7 +712,7 @@ clz_p = unop("clz", INTEGER, _clz)
 
 def _comparison(name, numpy_fn, category, text, keys_doc=""):
   def reference(x, y):
-    return numpy_fn(_wide(x), _wide(y))
+    return numpy_fn(x, y)
   reference.__doc__ = (f"`{text}`, a bool array. Comparisons with NaN are False "
                        "(except `ne`, which is True); -0.0 == 0.0." + keys_doc)
   return binop(name, category, reference, dtypes.bool_)
@@ -691,7 +742,11 @@ def _clamp_reference(lo, x, hi):
   Shape rule: `lo` and `hi` are scalars or have x's shape; all three share a
   dtype, which may not be complex (XLA has no ordering for it).
   """
-  return as_dtype(np.minimum(np.maximum(_wide(x), _wide(lo)), _wide(hi)), x.dtype)
+  return _in_blocks(_clamped, x.dtype, (lo, x, hi), {})
+
+
+def _clamped(lo, x, hi):
+  return np.minimum(np.maximum(_wide(x), _wide(lo)), _wide(hi))
 
 
 @clamp_p.def_abstract_eval
@@ -717,6 +772,10 @@ def _select_n_reference(which, *cases):
   [0, len(cases)); an out-of-range integer selector is clamped. `which` is
   either a scalar or has the cases' shape. All cases share shape and dtype.
   """
+  return _in_blocks(_choose, cases[0].dtype, (which, *cases), {})
+
+
+def _choose(which, *cases):
   index = np.clip(which.astype(np.int64), 0, len(cases) - 1)
   return np.choose(np.broadcast_to(index, cases[0].shape), cases)
 
@@ -768,7 +827,10 @@ def _convert_element_type(operand, *, new_dtype, weak_type):
   (overflowing to ±inf). `weak_type` marks the result weakly typed.
   """
   new_dtype = np.dtype(new_dtype)
-  operand = np.asarray(operand)
+  return _in_blocks(_cast, new_dtype, (np.asarray(operand),), {"new_dtype": new_dtype})
+
+
+def _cast(operand, new_dtype):
   if new_dtype == dtypes.bool_:
     return operand != 0
   if dtypes.is_complex(operand.dtype) and not dtypes.is_complex(new_dtype):

@@ -15,27 +15,59 @@ def eval_jaxpr(jaxpr, consts, *args):
   With `jax_debug_nans` or `jax_debug_infs` on, a `FloatingPointError` raised
   by an equation is re-raised naming that equation.
   """
-  env = {}
-
-  def read(atom):
-    return literal_value(atom) if isinstance(atom, Literal) else env[atom]
-
   if len(args) != len(jaxpr.invars):
     raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+  steps, literals = _schedule(jaxpr)
+  env = dict(literals)  # atom -> value; literals are read like variables
   env.update(zip(jaxpr.constvars, consts))
   env.update(zip(jaxpr.invars, args))
-  for eqn in jaxpr.eqns:
-    invals = [read(a) for a in eqn.invars]
+  for eqn, primitive, invars, outvars, params, dead in steps:
+    invals = [env[a] for a in invars]
     try:
-      outs = eqn.primitive.bind(*invals, **eqn.params)
+      outs = primitive.bind(*invals, **params)
     except FloatingPointError as err:
       if not (config.jax_debug_nans or config.jax_debug_infs):
         raise
       raise FloatingPointError(f"{err}\n  in equation: {eqn}") from None
-    if not eqn.primitive.multiple_results:
-      outs = [outs]
-    env.update(zip(eqn.outvars, outs))
-  return [read(v) for v in jaxpr.outvars]
+    if primitive.multiple_results:
+      env.update(zip(outvars, outs))
+    else:
+      env[outvars[0]] = outs
+    for v in dead:   # read for the last time: its value's memory can go now
+      del env[v]
+  return [env[v] for v in jaxpr.outvars]
+
+
+def _schedule(jaxpr):
+  """What `eval_jaxpr` needs of `jaxpr`, computed once per jaxpr (jaxprs are
+  not modified once built): for each equation (eqn, primitive, invars,
+  outvars, params, dead), where dead lists the variables that no later
+  equation and no output reads; and the value of each literal."""
+  if jaxpr._schedule is None:
+    literals = {a: literal_value(a) for eqn in jaxpr.eqns for a in eqn.invars
+                if isinstance(a, Literal)}
+    literals.update((a, literal_value(a)) for a in jaxpr.outvars if isinstance(a, Literal))
+    steps = [(eqn, eqn.primitive, eqn.invars, eqn.outvars, eqn.params, dead)
+             for eqn, dead in zip(jaxpr.eqns, _dead_after(jaxpr))]
+    jaxpr._schedule = (steps, literals)
+  return jaxpr._schedule
+
+
+def _dead_after(jaxpr):
+  """For each equation, the variables that no later equation and no output reads."""
+  last = {}
+  for i, eqn in enumerate(jaxpr.eqns):
+    for v in eqn.outvars:
+      last[v] = i
+    for v in eqn.invars:
+      if not isinstance(v, Literal):
+        last[v] = i
+  for v in jaxpr.outvars:
+    last.pop(v, None)
+  dead = [[] for _ in jaxpr.eqns]
+  for v, i in last.items():
+    dead[i].append(v)
+  return dead
 
 
 def literal_value(literal):

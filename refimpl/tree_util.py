@@ -9,7 +9,8 @@ Node types:
 * ``None`` -- a node with no children, so it contributes zero leaves.
 * ``tuple`` and ``list`` -- children in order.
 * ``dict`` -- children in *sorted key order*; unflattening builds a dict whose
- keys are inserted in sorted order.
+ keys are inserted in sorted order. Keys that do not compare (``{1: x, 'a': y}``)
+ raise ``ValueError``, as in JAX.
 * ``collections.OrderedDict`` -- children in insertion order.
 * ``collections.defaultdict`` -- like dict; ``default_factory`` is kept.
 * namedtuples (any tuple subclass with ``_fields``) -- rebuilt as the same class.
@@ -17,6 +18,11 @@ Node types:
 
 Every other value is a leaf, including numpy arrays. Node types are matched by
 *exact* type: an unregistered subclass of ``dict`` or ``list`` is a leaf.
+
+A registered flatten function must return a pair ``(children, aux_data)``
+(``RuntimeError`` otherwise, as JAX's) with iterable children (``TypeError``).
+Flattening, unflattening and comparing treedefs use explicit stacks, so trees
+thousands of levels deep work.
 """
 
 from __future__ import annotations
@@ -167,6 +173,24 @@ def _custom_to_str(nodetype):
   return to_str
 
 
+def _checked(flatten):
+  """A registered flatten function (or flatten_with_keys) returning
+  ``(children as a list, aux_data)``, with JAX's errors for one that does not
+  return a pair, or whose children are not iterable."""
+  def checked_flatten(x):
+    out = flatten(x)
+    if type(out) is not tuple or len(out) != 2:
+      raise RuntimeError("PyTree custom to_iterable function should return a pair; the "
+                         f"flatten function of {type(x)} returned {out!r}.")
+    children, aux = out
+    try:
+      return list(children), aux
+    except TypeError:
+      raise TypeError(f"The children returned by the flatten function of {type(x)} must "
+                      f"be iterable, got {children!r}.") from None
+  return checked_flatten
+
+
 def _register(nodetype: type, node: _NodeType) -> None:
   if nodetype in _registry:
     raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
@@ -187,12 +211,13 @@ def register_pytree_with_keys(
   default it is derived from ``flatten_with_keys``. ``aux_data`` must be
   hashable and comparable with ``==``: it is part of the treedef.
   """
+  flatten_with_keys = _checked(flatten_with_keys)
   if flatten_func is None:
     def flatten_func(x):
       keyed, aux = flatten_with_keys(x)
       return [child for _, child in keyed], aux
-  _register(nodetype, _NodeType(nodetype.__qualname__, flatten_func, flatten_with_keys,
-                 unflatten_func, _custom_to_str(nodetype)))
+  _register(nodetype, _NodeType(nodetype.__qualname__, _checked(flatten_func),
+                                flatten_with_keys, unflatten_func, _custom_to_str(nodetype)))
 
 
 def register_pytree_node(
@@ -280,8 +305,16 @@ def _tuple_str(_, kids):
   return f"({kids[0]},)" if len(kids) == 1 else f"({', '.join(kids)})"
 
 
+def _sorted_keys(d):
+  """The keys of dict `d`, sorted; keys that do not compare raise JAX's ValueError."""
+  try:
+    return tuple(sorted(d))
+  except TypeError as e:
+    raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from e
+
+
 def _flatten_dict(d):
-  keys = tuple(sorted(d))
+  keys = _sorted_keys(d)
   return [d[k] for k in keys], keys
 
 
@@ -311,7 +344,7 @@ _register(list, _NodeType(
 _register(dict, _NodeType(
   "dict",
   flatten=_flatten_dict,
-  flatten_with_keys=lambda d: ([(DictKey(k), d[k]) for k in sorted(d)], tuple(sorted(d))),
+  flatten_with_keys=lambda d: ([(DictKey(k), d[k]) for k in _sorted_keys(d)], _sorted_keys(d)),
   unflatten=lambda keys, children: dict(zip(keys, children)),
   to_str=_dict_str))
 _register(collections.OrderedDict, _NodeType(
@@ -323,8 +356,8 @@ _register(collections.OrderedDict, _NodeType(
 _register(collections.defaultdict, _NodeType(
   "defaultdict",
   flatten=_flatten_defaultdict,
-  flatten_with_keys=lambda d: ([(DictKey(k), d[k]) for k in sorted(d)],
-                 (d.default_factory, tuple(sorted(d)))),
+  flatten_with_keys=lambda d: ([(DictKey(k), d[k]) for k in _sorted_keys(d)],
+                 (d.default_factory, _sorted_keys(d))),
   unflatten=lambda aux, children: collections.defaultdict(aux[0], zip(aux[1], children)),
   to_str=lambda aux, kids: f"defaultdict({aux[0]!r}, {_dict_str(aux[1], kids)})"))
 
@@ -346,6 +379,8 @@ def _node_type_of(x: Any) -> _NodeType | None:
   return node_type
 
 
+
+
 # ---------------------------------------------------------------------------
 # PyTreeDef
 # ---------------------------------------------------------------------------
@@ -364,6 +399,7 @@ class PyTreeDef:
     self._node_type = node_type  # None means "leaf".
     self._node_data = node_data
     self._children = tuple(children)
+    self._nodes = None  # the traversal, once computed
     if node_type is None:
       self.num_leaves, self.num_nodes = 1, 1
     else:
@@ -384,10 +420,41 @@ class PyTreeDef:
     return self._build(iter(leaves))
 
   def _build(self, leaves: Iterable[Any]) -> Any:
+    return self._fold(lambda: next(leaves),
+                      lambda d, kids: d._node_type.unflatten(d._node_data, tuple(kids)))
+
+  def _fold(self, leaf: Callable[[], Any], node: Callable[[PyTreeDef, list[Any]], Any]) -> Any:
+    """Post-order: ``leaf()`` for each leaf, ``node(treedef, child_results)``
+    for each node. An explicit stack (not recursion) keeps deep trees (a
+    thousand levels) within Python's limits."""
     if self._node_type is None:
-      return next(leaves)
-    children = tuple(c._build(leaves) for c in self._children)
-    return self._node_type.unflatten(self._node_data, children)
+      return leaf()
+    stack = [(self, iter(self._children), [])]
+    while True:
+      treedef, pending, done = stack[-1]
+      child = next(pending, None)
+      if child is None:
+        stack.pop()
+        result = node(treedef, done)
+        if not stack:
+          return result
+        stack[-1][2].append(result)
+      elif child._node_type is None:
+        done.append(leaf())
+      else:
+        stack.append((child, iter(child._children), []))
+
+  def _traversal(self) -> list[tuple[_NodeType | None, Any, int]]:
+    """(node type, aux data, number of children) of every node, in
+    pre-order: two treedefs are equal iff their traversals are."""
+    if self._nodes is None:
+      self._nodes, stack = [], [self]
+      while stack:
+        treedef = stack.pop()
+        self._nodes.append((treedef._node_type, treedef._node_data, len(treedef._children))
+                           if treedef._node_type is not None else _LEAF_NODE)
+        stack.extend(reversed(treedef._children))
+    return self._nodes
 
   def flatten_up_to(self, tree: Any) -> list[Any]:
     """Flatten ``tree`` only as deep as this treedef goes.
@@ -398,48 +465,47 @@ class PyTreeDef:
     ``tree``. Raises ``ValueError`` on mismatch, naming the path.
     """
     out: list[Any] = []
-    self._flatten_up_to(tree, (), out)
+    stack = [(self, tree, ())]  # pre-order, with an explicit stack
+    while stack:
+      treedef, x, path = stack.pop()
+      node_type = treedef._node_type
+      if node_type is None:
+        out.append(x)
+        continue
+      if _node_type_of(x) is not node_type:
+        raise ValueError(f"Tree structure mismatch {_where(path)}: expected a "
+                 f"{node_type.name} node, got {x!r}.")
+      keyed_children, node_data = node_type.flatten_with_keys(x)
+      keyed_children = list(keyed_children)
+      if len(keyed_children) != len(treedef._children):
+        raise ValueError(f"Tree structure mismatch {_where(path)}: expected a {node_type.name} "
+                 f"with {len(treedef._children)} children, got {len(keyed_children)}: {x!r}.")
+      if node_data != treedef._node_data:
+        raise ValueError(f"Tree structure mismatch {_where(path)}: {node_type.name} aux data "
+                 f"differs; expected {treedef._node_data!r}, got {node_data!r}.")
+      stack.extend(reversed([(child_def, child, path + (key,)) for child_def, (key, child)
+                             in zip(treedef._children, keyed_children)]))
     return out
 
-  def _flatten_up_to(self, x: Any, path: KeyPath, out: list[Any]) -> None:
-    if self._node_type is None:
-      out.append(x)
-      return
-    where = f"at key path {keystr(path)!r}" if path else "at the root"
-    if _node_type_of(x) is not self._node_type:
-      raise ValueError(f"Tree structure mismatch {where}: expected a "
-               f"{self._node_type.name} node, got {x!r}.")
-    keyed_children, node_data = self._node_type.flatten_with_keys(x)
-    keyed_children = list(keyed_children)
-    if len(keyed_children) != len(self._children):
-      raise ValueError(f"Tree structure mismatch {where}: expected a {self._node_type.name} "
-               f"with {len(self._children)} children, got {len(keyed_children)}: {x!r}.")
-    if node_data != self._node_data:
-      raise ValueError(f"Tree structure mismatch {where}: {self._node_type.name} aux data "
-               f"differs; expected {self._node_data!r}, got {node_data!r}.")
-    for child_def, (key, child) in zip(self._children, keyed_children):
-      child_def._flatten_up_to(child, path + (key,), out)
-
-  def _str(self) -> str:
-    if self._node_type is None:
-      return "*"
-    return self._node_type.to_str(self._node_data, [c._str() for c in self._children])
-
   def __repr__(self):
-    return f"PyTreeDef({self._str()})"
+    return "PyTreeDef(" + self._fold(
+        lambda: "*", lambda d, kids: d._node_type.to_str(d._node_data, kids)) + ")"
 
   def __eq__(self, other):
     if not isinstance(other, PyTreeDef):
       return NotImplemented
-    return (self._node_type is other._node_type
-        and self._children == other._children
-        and self._node_data == other._node_data)
+    return self._traversal() == other._traversal()  # node types compare by identity
 
   def __hash__(self):
-    return hash((self._node_type, self._node_data, self._children))
+    return hash(tuple(self._traversal()))
 
 
 _LEAF = PyTreeDef(None)
+_LEAF_NODE = (None, None, 0)  # a leaf's entry in a traversal
+
+
+def _where(path: KeyPath) -> str:
+  return f"at key path {keystr(path)!r}" if path else "at the root"
 
 
 # ---------------------------------------------------------------------------
@@ -447,23 +513,44 @@ _LEAF = PyTreeDef(None)
 # ---------------------------------------------------------------------------
 
 def _flatten(tree: Any, is_leaf: Callable[[Any], bool] | None, with_path: bool):
-  """Depth-first flatten; leaves are ``(path, leaf)`` pairs when ``with_path``."""
-  leaves: list[Any] = []
+  """Depth-first flatten; leaves are ``(path, leaf)`` pairs when ``with_path``.
 
-  def visit(x: Any, path: KeyPath) -> PyTreeDef:
+  An explicit stack of open nodes (not recursion) keeps deep trees (a
+  thousand levels) within Python's limits.
+  """
+  leaves: list[Any] = []
+  traversal: list[Any] = []  # pre-order (node type, aux data, arity), as PyTreeDef._traversal
+  stack = [((), tree)] if with_path else [tree]
+  while stack:
+    if with_path:
+      path, x = stack.pop()
+    else:
+      x = stack.pop()
     node_type = None if is_leaf is not None and is_leaf(x) else _node_type_of(x)
     if node_type is None:
       leaves.append((path, x) if with_path else x)
-      return _LEAF
+      traversal.append(_LEAF_NODE)
+      continue
     if with_path:
       keyed_children, node_data = node_type.flatten_with_keys(x)
-      children = [visit(c, path + (k,)) for k, c in keyed_children]
+      children = [(path + (k,), c) for k, c in keyed_children]
     else:
-      raw_children, node_data = node_type.flatten(x)
-      children = [visit(c, path) for c in raw_children]
-    return PyTreeDef(node_type, node_data, tuple(children))
-
-  treedef = visit(tree, ())
+      children, node_data = node_type.flatten(x)
+    traversal.append((node_type, node_data, len(children)))
+    stack.extend(reversed(children))
+  # Read backwards, the traversal meets each node just after its children,
+  # whose treedefs are then the last `arity` built, last child first.
+  built: list[PyTreeDef] = []
+  for node_type, node_data, arity in reversed(traversal):
+    if node_type is None:
+      built.append(_LEAF)
+      continue
+    first = len(built) - arity
+    children = tuple(reversed(built[first:]))
+    del built[first:]
+    built.append(PyTreeDef(node_type, node_data, children))
+  treedef, = built
+  treedef._nodes = traversal
   return leaves, treedef
 
 

@@ -494,7 +494,10 @@ def roll(a, shift, axis=None):
   axes = _canonical_axes(axis, a.ndim)
   if isinstance(shift, core.Tracer) and shift.to_concrete_value() is None:
     return _roll_dynamic(a, shift, axes)
-  shifts = _index_tuple(concrete(shift, "jnp.roll shift"))
+  try:
+    shifts = _index_tuple(concrete(shift, "jnp.roll shift"))
+  except TypeError:  # not integers (1.5): as in JAX, the dynamic roll truncates them to int32
+    return _roll_dynamic(a, shift, axes)
   for ax, s in zip(*np.broadcast_arrays(axes, shifts)):
     n = a.shape[ax]
     if n == 0:

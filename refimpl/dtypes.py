@@ -275,12 +275,13 @@ def check_python_int(x, dt=None):
   argument, an operand of a primitive or of a jnp function, `jnp.array`),
   so `arange(3) + 2**31` raises rather than wrapping. A value in range
   that then meets a narrower array converts to it as any weak value does
-  (`uint8(1) + 300` is 45). Other values, and a non-integer `dt`, pass.
+  (`uint8(1) + 300` is 45). Other values, and a non-integer `dt` (floats,
+  bool, key dtypes), pass.
   """
   if type(x) is int:
-    dt = default_int_dtype() if dt is None else np.dtype(dt)
+    dt = default_int_dtype() if dt is None else dt
     if is_integer(dt) and not iinfo(dt).min <= x <= iinfo(dt).max:
-      raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+      raise OverflowError(f"Python int {x} too large to convert to {np.dtype(dt).name}")
   return x
 
 

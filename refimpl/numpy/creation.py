@@ -180,6 +180,8 @@ def full(shape, fill_value, dtype=None, *, device=None):
   """
   check_arraylike("full", fill_value)
   dtype = None if dtype is None else user_dtype(dtype, "full")
+  if dtype is not None:
+    dtypes.check_python_int(fill_value, dtype)  # never wraps (JAX's lax.full would)
   if np.ndim(fill_value) == 0:
     return lax.full(shape, fill_value, dtype)
   return broadcast_to(asarray(fill_value, dtype=dtype), shape)

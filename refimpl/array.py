@@ -132,6 +132,18 @@ class Array(ArrayMethods, core.ConcreteArray):
     from refimpl.api import devices
     return set(devices())
 
+  # -- DLPack: the NumPy data is exported, so that jnp.from_dlpack, np.from_dlpack
+  # and other consumers read it.
+  def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    kwargs = dict(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+    try:
+      return self._value.__dlpack__(**kwargs)
+    except BufferError:  # a DLPack < 1.0 consumer cannot be told the data is read-only
+      return np.array(self._value).__dlpack__(**kwargs)
+
+  def __dlpack_device__(self):
+    return self._value.__dlpack_device__()
+
   @property
   def device(self):
     """The one device the array lives on."""

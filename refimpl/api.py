@@ -32,30 +32,50 @@ class JitPrimitive(core.Primitive):
 
   def __init__(self):
     super().__init__("jit")
-    self._compiled = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {backend: callable}
+    # Jaxpr -> {(backend's compile, tracing config): program}, the fast path
+    # in front of _programs: (structural key, compile, config) -> program,
+    # shared by every jaxpr of the same structure, whatever its consts' values
+    self._compiled = weakref.WeakKeyDictionary()
+    self._programs = {}
     self.def_abstract_eval(lambda *avals, jaxpr, name, backend: jaxpr.out_avals)
     self.def_impl(self._call)
 
-  def _compile(self, jaxpr, backend_name):
-    per_jaxpr = self._compiled.setdefault(jaxpr, {})
-    if backend_name not in per_jaxpr:
-      dced = ClosedJaxpr(dce_jaxpr(jaxpr.jaxpr), jaxpr.consts)
-      per_jaxpr[backend_name] = backends.get_backend(backend_name)(dced)
-    return per_jaxpr[backend_name]
+  def _compile(self, closed, backend_name):
+    """The backend's program for `closed`, taking its consts as its first
+    arguments; the backend compiles once per structure and backend."""
+    per_jaxpr = self._compiled.get(closed.jaxpr)
+    if per_jaxpr is None:
+      per_jaxpr = self._compiled[closed.jaxpr] = {}
+    compile = backends.get_backend(backend_name)
+    setting = (compile, config.trace_state())  # a re-registered name compiles anew
+    program = per_jaxpr.get(setting)
+    if program is None:
+      key = (closed.jaxpr.structural_key(), *setting)
+      program = self._programs.get(key)
+      if program is None:
+        j = dce_jaxpr(closed.jaxpr)
+        program = self._programs[key] = compile(
+            ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []))
+      per_jaxpr[setting] = program
+    return program
 
   def _call(self, *args, jaxpr, name, backend):
     """`jit[name, jaxpr, backend] *args`: calls the closed jaxpr `jaxpr`.
 
     Shape rule: the outputs are the jaxpr's out_avals. Evaluated eagerly, the
-    jaxpr (dead code removed) is compiled by the backend named `backend` (the
-    configured one when None; compiled programs are cached per jaxpr and
-    backend) and run. `name` is the traced function's name. With
-    `jax_debug_nans`, a NaN in an output makes it re-run the jaxpr op by op
-    to name the equation that produced it.
+    jaxpr (dead code removed, its consts made inputs) is compiled by the
+    backend named `backend` (the configured one when None; a program is
+    compiled once per jaxpr structure, backend and tracing config, and
+    reused for new const values) and run. `name` is the traced function's
+    name. With `jax_debug_nans`, a NaN in an output makes it re-run the
+    jaxpr op by op to name the equation that produced it.
     """
     compiled = self._compile(jaxpr, backend or config.backend)
+    consts = [core.to_numpy(c) for c in jaxpr.consts]
+    if not (config.jax_debug_nans or config.jax_debug_infs):
+      return compiled(*consts, *args)
     with config.option("jax_debug_nans", False), config.option("jax_debug_infs", False):
-      outs = compiled(*args)
+      outs = compiled(*consts, *args)
     if any(_flagged(o) for o in outs):
       return self._rerun_op_by_op(jaxpr, name, args)
     return outs
@@ -557,8 +577,11 @@ def typeof(x):
 
 
 def clear_caches():
-  """Forgets every cached trace; later jit calls trace again."""
+  """Forgets every cached trace and compiled program; later jit calls trace
+  and compile again."""
   _trace_cache.clear()
+  jit_p._compiled.clear()
+  jit_p._programs.clear()
 
 
 def eval_shape(fun, *args, **kwargs):

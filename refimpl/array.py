@@ -36,7 +36,7 @@ def array_repr_text(value, weak_type=False, max_line_width=None, precision=None,
 class Array(ArrayMethods, core.ConcreteArray):
   """A concrete array: NumPy data plus JAX's weak-type flag."""
 
-  __slots__ = ("_value", "_weak_type")
+  __slots__ = ("_value", "_weak_type", "_aval")
   __array_priority__ = 100
 
   def __init__(self, value, weak_type=False):
@@ -46,10 +46,13 @@ class Array(ArrayMethods, core.ConcreteArray):
       value.flags.writeable = False
     self._value = value
     self._weak_type = bool(weak_type)
+    self._aval = None
 
   @property
   def aval(self):
-    return core.ShapedArray(self._value.shape, self._value.dtype, self._weak_type)
+    if self._aval is None:  # built once: arrays are immutable
+      self._aval = core.ShapedArray(self._value.shape, self._value.dtype, self._weak_type)
+    return self._aval
 
   # -- conversion to Python and NumPy ---------------------------------------
   def __array__(self, dtype=None, copy=None):

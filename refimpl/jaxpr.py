@@ -78,15 +78,22 @@ class JaxprEqn:
 
 
 class Jaxpr:
-  """A program: constvars and invars in, outvars out, equations in order."""
+  """A program: constvars and invars in, outvars out, equations in order.
 
-  __slots__ = ("constvars", "invars", "outvars", "eqns")
+  A jaxpr is not modified once built, so what is derived from it (the
+  interpreter's schedule, the structural key) is computed once and kept.
+  """
+
+  __slots__ = ("constvars", "invars", "outvars", "eqns", "_schedule", "_key",
+               "__weakref__")
 
   def __init__(self, constvars, invars, outvars, eqns):
     self.constvars = list(constvars)
     self.invars = list(invars)
     self.outvars = list(outvars)
     self.eqns = list(eqns)
+    self._schedule = None  # refimpl.interpreters.eval's, built on first evaluation
+    self._key = None
 
   @property
   def in_avals(self):
@@ -103,6 +110,45 @@ class Jaxpr:
 
   def pretty_print(self):
     return str(self)
+
+  def structural_key(self):
+    """A hashable key equal for structurally identical jaxprs (whatever the
+    values of their constvars): variables are numbered by first appearance,
+    literals keyed by value, nested closed jaxprs by their structural keys.
+    Compile caches use it."""
+    if self._key is None:
+      self._key = _jaxpr_key(self)
+    return self._key
+
+
+def _jaxpr_key(jaxpr):
+  names = {}
+
+  def atom(a):
+    if isinstance(a, Literal):
+      return ("lit", a.val.tobytes(), a.aval)
+    return ("var", names.setdefault(a, len(names)), a.aval)
+
+  def param(v):
+    if isinstance(v, (ClosedJaxpr, Jaxpr)):
+      return v.structural_key()
+    if isinstance(v, (tuple, list)):
+      return tuple(param(x) for x in v)
+    return v
+
+  return (tuple(atom(v) for v in jaxpr.constvars), tuple(atom(v) for v in jaxpr.invars),
+          tuple((e.primitive.name,
+                 tuple(sorted((k, param(v)) for k, v in e.params.items())),
+                 tuple(atom(a) for a in e.invars),
+                 tuple(atom(a) for a in e.outvars)) for e in jaxpr.eqns),
+          tuple(atom(a) for a in jaxpr.outvars))
+
+
+def _const_key(c):
+  if isinstance(c, core.Tracer):
+    return id(c)
+  data = core.to_numpy(c)
+  return (data.dtype, data.shape, data.tobytes())
 
 
 class ClosedJaxpr:
@@ -137,47 +183,12 @@ class ClosedJaxpr:
     return str(self)
 
   def structural_key(self):
-    """A hashable key equal for structurally identical programs.
-
-    Variables are numbered by first appearance and consts keyed by their
-    bytes, so two traces of the same function give the same key; backends
-    use it for their compile caches.
-    """
+    """A hashable key equal for structurally identical programs: the jaxpr's
+    `Jaxpr.structural_key` and the consts keyed by their bytes, so two traces
+    of the same function give the same key."""
     if self._key is None:
-      self._key = self._compute_structural_key()
+      self._key = (self.jaxpr.structural_key(), tuple(_const_key(c) for c in self.consts))
     return self._key
-
-  def _compute_structural_key(self):
-    names = {}
-
-    def atom(a):
-      if isinstance(a, Literal):
-        return ("lit", a.val.tobytes(), a.aval)
-      return ("var", names.setdefault(a, len(names)), a.aval)
-
-    def param(v):
-      if isinstance(v, ClosedJaxpr):
-        return v.structural_key()
-      if isinstance(v, (tuple, list)):
-        return tuple(param(x) for x in v)
-      return v
-
-    def jaxpr_key(j):
-      return (tuple(atom(v) for v in j.constvars), tuple(atom(v) for v in j.invars),
-              tuple((e.primitive.name,
-                     tuple(sorted((k, param(v)) for k, v in e.params.items())),
-                     tuple(atom(a) for a in e.invars),
-                     tuple(atom(a) for a in e.outvars)) for e in j.eqns),
-              tuple(atom(a) for a in j.outvars))
-
-    def const(c):
-      if hasattr(c, "_trace"):
-        return id(c)
-      data = core.to_numpy(c)
-      return (data.dtype, data.shape, data.tobytes())
-
-    consts = tuple(const(c) for c in self.consts)
-    return (jaxpr_key(self.jaxpr), consts)
 
   def __hash__(self):
     return hash(self.structural_key())

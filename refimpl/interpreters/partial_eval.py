@@ -136,7 +136,10 @@ def split_tracer_consts(closed):
 
   Returns (closed_jaxpr, tracer_consts): the jaxpr now takes the tracers as
   its first inputs, so a call primitive can pass them as ordinary arguments.
+  Without tracer consts it is `(closed, [])`, the same ClosedJaxpr.
   """
+  if not any(isinstance(c, core.Tracer) for c in closed.consts):
+    return closed, []
   jaxpr = closed.jaxpr
   keep_vars, keep_vals, moved_vars, moved_vals = [], [], [], []
   for var, value in zip(jaxpr.constvars, closed.consts):

@@ -1,0 +1,347 @@
+"""Speed and memory of the reference implementation, side by side with JAX.
+
+    python benchmarks/reference.py [--quick] [--size-mib N] [--jax-python PATH]
+                                   [--only NAME,...] [--json FILE] [--plot FILE]
+
+Each workload is source text run with `jax`, `jnp`, `lax` and `np` bound:
+to `refimpl` in this process, and, when a Python with JAX installed is given
+(`--jax-python PATH` or the REFIMPL_BENCH_JAX_PYTHON environment variable),
+to JAX in a subprocess of that interpreter running this same file. The
+project itself never imports jax: only that subprocess does.
+
+Timings are per call: the median and the minimum over repeats, and the noise
+(the spread of the repeats, (p75 - p25) / median). Memory figures are the
+transient peak that `tracemalloc` sees during one call, beyond what was
+allocated before it (NumPy reports its buffers to tracemalloc; XLA does not,
+so JAX has no comparable memory figure). Results go to a table on stdout,
+a JSON file, and a PNG plot of the time ratios if matplotlib is importable.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+
+US, MS, MIB = 1e-6, 1e-3, 2 ** 20
+
+# name -> (kind, setup, statement, target); kind "time" or "memory".
+# A target is ("ratio", r): at most r times JAX; ("abs", seconds or bytes);
+# ("per_eqn", seconds, eqns): the time per equation; ("loop", seconds, n,
+# body_eqns): per iteration, beyond the body's equations at the measured
+# per-equation cost; or None (measured only).
+WORKLOADS = {
+    "eager x + x f32[8]": ("time", "x = jnp.ones(8, jnp.float32)", "x + x", ("ratio", 2)),
+    "eager jnp.sin f32[8]": ("time", "x = jnp.ones(8, jnp.float32)", "jnp.sin(x)", ("ratio", 2)),
+    "eager jnp.clip f32[8]": ("time", "x = jnp.ones(8, jnp.float32)",
+                              "jnp.clip(x, 0.0, 0.5)", None),
+    "jit trivial call": ("time", "f = jax.jit(lambda x: x)\nx = jnp.ones(8, jnp.float32)",
+                         "f(x)", ("ratio", 2)),
+    "jit 2000-op chain, per eqn": ("time", """
+def chain(x):
+  for _ in range(2000):
+    x = x + 1.0
+  return x
+f = jax.jit(chain)
+x = jnp.ones(8, jnp.float32)
+""", "f(x)", ("per_eqn", 5 * US, 2000)),
+    "warm jit(grad) 64x64": ("time", """
+w = jnp.ones((64, 64), jnp.float32) / 64
+f = jax.jit(jax.grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)))
+x = jnp.ones((64, 64), jnp.float32)
+""", "f(w, x)", None),
+    "MLP grad 784-512-10 b256": ("time", """
+k1, k2, k3 = jax.random.split(jax.random.PRNGKey(0), 3)
+params = (jax.random.normal(k1, (784, 512)) * 0.03, jnp.zeros(512),
+          jax.random.normal(k2, (512, 10)) * 0.03, jnp.zeros(10))
+x = jax.random.normal(k3, (256, 784))
+y = jax.nn.one_hot(jnp.arange(256) % 10, 10)
+def loss(p, x, y):
+  w1, b1, w2, b2 = p
+  h = jax.nn.relu(x @ w1 + b1)
+  return -jnp.mean(jnp.sum(jax.nn.log_softmax(h @ w2 + b2) * y, axis=-1))
+f = jax.jit(jax.grad(loss))
+""", "f(params, x, y)", None),
+    "scan RNN T=1000 H=128": ("time", """
+k1, k2 = jax.random.split(jax.random.PRNGKey(0))
+w = jax.random.normal(k1, (128, 128)) * 0.05
+xs = jax.random.normal(k2, (1000, 128))
+def rnn(w, xs):
+  def step(h, x):
+    h = jnp.tanh(h @ w + x)
+    return h, h
+  return lax.scan(step, jnp.zeros(128), xs)[1]
+f = jax.jit(rnn)
+""", "f(w, xs)", None),
+    "scan empty body, per iteration": ("time", """
+f = jax.jit(lambda c, xs: lax.scan(lambda c, x: (c, x), c, xs))
+c, xs = jnp.zeros(()), jnp.zeros(1000)
+""", "f(c, xs)", ("loop", 20 * US, 1000, 0)),
+    "while_loop 2-op body, per iteration": ("time", """
+f = jax.jit(lambda n: lax.while_loop(lambda i: i < n, lambda i: i + 1, 0))
+""", "f(1000)", ("loop", 20 * US, 1000, 2)),
+    "random.normal (10**7,)": ("time", "key = jax.random.PRNGKey(0)",
+                               "jax.random.normal(key, (10**7,))", None),
+    "matmul 2000x2000 f32": ("time", "a = jnp.ones((2000, 2000), jnp.float32)", "a @ a", None),
+    # transient memory peaks (refimpl only: tracemalloc does not see XLA's buffers)
+    "mem x + 1": ("memory", "x = jnp.ones(N, jnp.float32)", "x + 1", None),
+    "mem x * x": ("memory", "x = jnp.ones(N, jnp.float32)", "x * x", None),
+    "mem jit(sin(x) * 2 + 1)": ("memory", """
+f = jax.jit(lambda x: jnp.sin(x) * 2 + 1)
+x = jnp.ones(N, jnp.float32)
+f(x[:8])
+""", "f(x)", None),
+    "mem grad(sum(sin(x) ** 2))": ("memory", """
+f = jax.grad(lambda x: jnp.sum(jnp.sin(x) ** 2))
+x = jnp.ones(N, jnp.float32)
+""", "f(x)", None),
+    "mem random.normal (10**7,)": ("memory", "key = jax.random.PRNGKey(0)",
+                                   "jax.random.normal(key, (10**7,))", None),
+    "mem matmul 2000x2000 f32": ("memory", "a = jnp.ones((2000, 2000), jnp.float32)",
+                                 "a @ a", None),
+}
+
+QUICK_SKIPPED = {"random.normal (10**7,)", "matmul 2000x2000 f32"}
+
+
+# --- the worker: runs workloads with one implementation -----------------------------------
+
+def _namespace(impl, size_elems):
+  import numpy as np
+  if impl == "jax":
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+  else:
+    import refimpl as jax
+    import refimpl.numpy as jnp
+    from refimpl import lax
+  return {"jax": jax, "jnp": jnp, "lax": lax, "np": np, "N": size_elems}
+
+
+def _block(out):
+  """Waits for `out` (JAX dispatches asynchronously)."""
+  for leaf in _leaves(out):
+    if hasattr(leaf, "block_until_ready"):
+      leaf.block_until_ready()
+
+
+def _leaves(out):
+  if isinstance(out, (tuple, list)):
+    return [leaf for o in out for leaf in _leaves(o)]
+  return [out]
+
+
+def _time(ns, stmt, budget):
+  """(median, min, noise) of the time per call of `stmt`, over repeats that
+  together take about `budget` seconds."""
+  code = compile(stmt, "<bench>", "eval")
+  for _ in range(2):  # warm up: trace, compile, fill caches
+    _block(eval(code, ns))
+  start = time.perf_counter()
+  _block(eval(code, ns))
+  once = time.perf_counter() - start
+  number = max(1, int(budget / 10 / max(once, 1e-7)))
+  samples = []
+  deadline = time.perf_counter() + budget
+  while len(samples) < 5 or (time.perf_counter() < deadline and len(samples) < 50):
+    start = time.perf_counter()
+    for _ in range(number):
+      _block(eval(code, ns))
+    samples.append((time.perf_counter() - start) / number)
+  q = statistics.quantiles(samples, n=4)
+  median = statistics.median(samples)
+  return median, min(samples), (q[2] - q[0]) / median
+
+
+def _memory(ns, stmt):
+  """The transient peak (bytes) that tracemalloc sees during one call of
+  `stmt` (after a warm-up call), beyond what was allocated before it."""
+  code = compile(stmt, "<bench>", "eval")
+  _block(eval(code, ns))
+  tracemalloc.start()
+  try:
+    before = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    out = eval(code, ns)
+    _block(out)
+    peak = tracemalloc.get_traced_memory()[1] - before
+  finally:
+    tracemalloc.stop()
+  return peak
+
+
+def run_workloads(impl, names, size_elems, budget):
+  results = {}
+  for name in names:
+    kind, setup, stmt, _ = WORKLOADS[name]
+    ns = _namespace(impl, size_elems)
+    try:
+      exec(setup, ns)
+      if kind == "time":
+        median, minimum, noise = _time(ns, stmt, budget)
+        results[name] = {"median": median, "min": minimum, "noise": noise}
+      elif impl != "jax":
+        results[name] = {"peak": _memory(ns, stmt)}
+    except Exception as err:  # a failing workload is reported, not fatal
+      results[name] = {"error": f"{type(err).__name__}: {err}"}
+    print(f"  {impl}: {name} done", file=sys.stderr, flush=True)
+  return results
+
+
+# --- the report ------------------------------------------------------------------------
+
+def _fmt_time(t):
+  if t >= 1:
+    return f"{t:.2f} s"
+  if t >= MS:
+    return f"{t / MS:.2f} ms"
+  return f"{t / US:.1f} us"
+
+
+def _per_eqn_cost(ref):
+  chain = ref.get("jit 2000-op chain, per eqn", {})
+  return chain.get("median", 0) / 2000 if "median" in chain else None
+
+
+def _figure(name, res, ref):
+  """The figure shown for a workload: per call, or per equation/iteration."""
+  target = WORKLOADS[name][3]
+  if target and target[0] == "per_eqn":
+    return res["median"] / target[2], res["min"] / target[2]
+  if target and target[0] == "loop":
+    _, _, n, body = target
+    per_eqn = _per_eqn_cost(ref) or 0
+    return (res["median"] / n - body * per_eqn, res["min"] / n - body * per_eqn)
+  return res["median"], res["min"]
+
+
+def _verdict(name, ref, jax):
+  target = WORKLOADS[name][3]
+  res = ref.get(name, {})
+  if target is None or "median" not in res:
+    return ""
+  median = _figure(name, res, ref)[0]
+  if target[0] == "ratio":
+    if "median" not in jax.get(name, {}):
+      return f"target <= {target[1]}x JAX: needs JAX"
+    ratio = median / jax[name]["median"]
+    return f"target <= {target[1]}x JAX: {'met' if ratio <= target[1] else 'not met'}"
+  limit = target[1]
+  what = "beyond body" if target[0] == "loop" else ""
+  return (f"target <= {_fmt_time(limit)} {what}: "
+          f"{'met' if median <= limit else 'not met'}").replace("  ", " ")
+
+
+def report(ref, jax, size_elems):
+  rows = []
+  lines = [f"{'workload':38} {'refimpl median':>14} {'min':>10} {'noise':>6} "
+           f"{'JAX median':>11} {'ratio':>7}  target"]
+  for name, (kind, *_rest) in WORKLOADS.items():
+    if name not in ref:
+      continue
+    res = ref[name]
+    if "error" in res:
+      lines.append(f"{name:38} error: {res['error'][:80]}")
+      rows.append({"name": name, "error": res["error"]})
+      continue
+    if kind == "memory":
+      peak = res["peak"]
+      lines.append(f"{name:38} {peak / MIB:11.1f} MiB   ({peak / (size_elems * 4):.2f}x "
+                   "the f32 input of size N)" if "N" in WORKLOADS[name][1]
+                   else f"{name:38} {peak / MIB:11.1f} MiB")
+      rows.append({"name": name, "kind": kind, "peak_bytes": peak})
+      continue
+    median, minimum = _figure(name, res, ref)
+    j = jax.get(name, {})
+    jmed = _figure(name, j, jax)[0] if "median" in j else None
+    ratio = median / jmed if jmed else None
+    lines.append(f"{name:38} {_fmt_time(median):>14} {_fmt_time(minimum):>10} "
+                 f"{res['noise']:6.0%} {_fmt_time(jmed) if jmed else '-':>11} "
+                 f"{f'{ratio:.1f}x' if ratio else '-':>7}  {_verdict(name, ref, jax)}")
+    rows.append({"name": name, "kind": kind, "median_s": median, "min_s": minimum,
+                 "noise": res["noise"], "jax_median_s": jmed, "ratio": ratio,
+                 "target": _verdict(name, ref, jax)})
+  return "\n".join(lines), rows
+
+
+def plot(rows, path):
+  try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+  except ImportError:
+    print("matplotlib is not importable: no plot written", file=sys.stderr)
+    return
+  rows = [r for r in rows if r.get("ratio")]
+  if not rows:
+    print("no JAX figures: no plot written", file=sys.stderr)
+    return
+  fig, ax = plt.subplots(figsize=(8, 0.4 * len(rows) + 1))
+  ax.barh([r["name"] for r in rows], [r["ratio"] for r in rows])
+  ax.set_xscale("log")
+  ax.axvline(1, color="k", lw=0.5)
+  ax.set_xlabel("refimpl time / JAX time (log scale)")
+  ax.invert_yaxis()
+  fig.tight_layout()
+  fig.savefig(path)
+  print(f"plot written to {path}", file=sys.stderr)
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("--quick", action="store_true",
+                      help="small sizes and short repeats (a smoke run)")
+  parser.add_argument("--size-mib", type=float, default=256,
+                      help="size of the float32 arrays of the memory workloads")
+  parser.add_argument("--jax-python", default=os.environ.get("REFIMPL_BENCH_JAX_PYTHON"),
+                      help="a Python interpreter with JAX installed, to compare with")
+  parser.add_argument("--only", help="comma-separated workload names (substrings)")
+  parser.add_argument("--json", default="benchmarks/results.json")
+  parser.add_argument("--plot", default="benchmarks/ratios.png")
+  parser.add_argument("--worker", choices=["jax", "refimpl"], help=argparse.SUPPRESS)
+  parser.add_argument("--names", help=argparse.SUPPRESS)
+  parser.add_argument("--budget", type=float, help=argparse.SUPPRESS)
+  args = parser.parse_args()
+  size_mib = 1 if args.quick else args.size_mib
+  size_elems = int(size_mib * MIB) // 4
+  budget = args.budget or (0.1 if args.quick else 0.5)
+
+  if args.worker:  # the subprocess side
+    names = json.loads(args.names)
+    json.dump(run_workloads(args.worker, names, size_elems, budget), sys.stdout)
+    return
+
+  names = list(WORKLOADS)
+  if args.only:
+    wanted = args.only.split(",")
+    names = [n for n in names if any(w in n for w in wanted)]
+  if args.quick:
+    names = [n for n in names if n not in QUICK_SKIPPED]
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  ref = run_workloads("refimpl", names, size_elems, budget)
+  jax = {}
+  if args.jax_python:
+    timed = [n for n in names if WORKLOADS[n][0] == "time"]
+    proc = subprocess.run(
+        [args.jax_python, os.path.abspath(__file__), "--worker", "jax",
+         "--names", json.dumps(timed), "--budget", str(budget),
+         "--size-mib", str(size_mib)],
+        capture_output=True, text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    if proc.returncode:
+      print(f"the JAX run failed:\n{proc.stderr}", file=sys.stderr)
+    else:
+      jax = json.loads(proc.stdout)
+  table, rows = report(ref, jax, size_elems)
+  print(table)
+  with open(args.json, "w") as f:
+    json.dump({"size_mib": size_mib, "quick": args.quick, "rows": rows}, f, indent=1)
+  print(f"results written to {args.json}", file=sys.stderr)
+  plot(rows, args.plot)
+
+
+if __name__ == "__main__":
+  main()

@@ -1,0 +1,89 @@
+"""jit compiles once per program structure: a backend's `compile` runs once per
+(jaxpr structure, input types, backend, tracing config), and a program whose
+consts have new values (a function closing over new weights) reuses it."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import refimpl as jax
+import refimpl.numpy as jnp
+from refimpl import backends
+from refimpl.config import config
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def counting_backend():
+  """The name of a fresh backend that counts its compiles (into `.compiles`)."""
+  compiled = []
+
+  def compile_counting(closed_jaxpr):
+    compiled.append(closed_jaxpr)
+    return backends.compile_reference(closed_jaxpr)
+
+  name = f"compile-counting-{next(_names)}"
+  backends.register_backend(name, compile_counting)
+  with config.option("backend", name):
+    yield compiled
+
+
+def test_a_jitted_function_called_ten_times_compiles_once(counting_backend):
+  f = jax.jit(lambda x: jnp.sin(x) * 2.0 + 1.0)
+  x = np.arange(4, dtype=np.float32)
+  for i in range(10):
+    np.testing.assert_allclose(f(x + i), np.sin(x + i) * 2 + 1, rtol=1e-5, atol=1e-6)
+  assert len(counting_backend) == 1
+
+
+def test_new_input_types_compile_again(counting_backend):
+  f = jax.jit(lambda x: x * 2)
+  f(np.ones(3, np.float32))
+  f(np.ones(4, np.float32))
+  f(np.ones(3, np.int32))
+  f(np.ones(3, np.float32))
+  assert len(counting_backend) == 3
+
+
+def test_ten_eager_clips_compile_once(counting_backend):
+  x = jnp.linspace(-2.0, 2.0, 9)
+  for i in range(10):
+    out = jnp.clip(x, -1.0, i / 10)
+    np.testing.assert_array_equal(out, np.clip(np.linspace(-2, 2, 9, dtype=np.float32),
+                                               -1, np.float32(i / 10)))
+  assert len(counting_backend) == 1
+
+
+def test_new_closed_over_values_reuse_the_program(counting_backend):
+  def model(w):
+    return jax.jit(lambda x: jnp.tanh(x @ w))
+
+  x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+  rng = np.random.default_rng(0)
+  for _ in range(5):
+    w = rng.standard_normal((4, 2)).astype(np.float32)
+    np.testing.assert_allclose(model(jnp.asarray(w))(x), np.tanh(x @ w), rtol=1e-5)
+  assert len(counting_backend) == 1
+  # the backend received the consts as inputs, not baked into the program
+  assert counting_backend[0].consts == []
+  assert len(counting_backend[0].jaxpr.invars) == 2
+
+
+def test_closed_over_values_of_another_type_compile_again(counting_backend):
+  x = np.ones(3, np.float32)
+  jax.jit(lambda x: x + jnp.ones(3, np.float32) * 2)(x)
+  jax.jit(lambda x: x + jnp.ones(3, np.int32) * 2)(x)
+  assert len(counting_backend) == 2
+
+
+def test_a_backend_registered_again_compiles_anew():
+  compiled = []
+  backends.register_backend("reregistered", backends.compile_reference)
+  g = jax.jit(lambda x: x - 1, backend="reregistered")
+  g(1.0)
+  backends.register_backend(
+      "reregistered", lambda c: compiled.append(c) or backends.compile_reference(c))
+  assert g(1.0) == 0.0
+  assert len(compiled) == 1

@@ -1,4 +1,4 @@
-"""`python -m conformance [--backend NAME] [--profile quick|full]`
+"""`python -m conformance [--backend NAME] [--profile quick|full] [--family NAME] [--examples N]`
 
 Runs the conformance suite and prints its report:
 
@@ -14,20 +14,32 @@ Runs the conformance suite and prints its report:
 4. a per-primitive table: a primitive passes when every case exercising it
    passes.
 
-Exits with status 1 if any check failed.
+Each part prints a progress line per family as it finishes (counts and
+time, then each failure), then its table; the last line is the verdict.
+`--family` runs the cases of some families only, `--examples` sets the
+examples per case. Exits with status 1 if any check failed.
 """
 
 import argparse
+import contextlib
+import os
 import sys
+import time
+import warnings
 
+import numpy as np
+
+import conformance
 import refimpl
 from refimpl import backends, core
 from conformance import promotion, seeds
-from conformance.autodiff import all_ad_cases, run_ad_case
+from conformance.autodiff import run_ad_case
 from conformance.batching import check_vmap
-from conformance.cases import Case, all_cases, check_against_numpy, check_backend
-from conformance.report import (FAIL, NO_CASE, PASS, Check, Result, format_report,
-                                load_hypothesis_profile, pending_result, run_check)
+from conformance.cases import (Case, check_against_numpy, check_backend, family_module,
+                               family_names)
+from conformance.report import (FAIL, NO_CASE, PASS, PROFILES, Check, Result, format_counts,
+                                format_duration, format_report, load_hypothesis_profile,
+                                pending_result, run_check)
 
 
 def _parser():
@@ -37,9 +49,31 @@ def _parser():
   parser.add_argument("--backend", default=refimpl.config.backend,
                       help="jit backend to run the checks on (default: %(default)s; "
                            f"registered: {', '.join(backends.backend_names())})")
-  parser.add_argument("--profile", choices=("quick", "full"), default="quick",
+  parser.add_argument("--profile", choices=tuple(PROFILES), default="quick",
                       help="examples per property case: quick (30) or full (500)")
+  parser.add_argument("--examples", type=int, metavar="N",
+                      help="examples per property case, instead of the profile's")
+  parser.add_argument("--family", action="append", choices=family_names(), metavar="NAME",
+                      help="run the property and derivative cases of this family only "
+                           "(repeatable; the documented examples run too); one of: "
+                           + ", ".join(family_names()))
   return parser
+
+
+def _say(*args, **kwargs):
+  print(*args, **kwargs, flush=True)
+
+
+@contextlib.contextmanager
+def _numerical_warnings_ignored():
+  """Cases are evaluated at special values (inf, NaN, overflowing and empty
+  operands), where NumPy's references warn (RuntimeWarning: overflow, invalid
+  value, mean of an empty slice) and casts of complex to real warn as JAX does
+  (ComplexWarning, a RuntimeWarning). Those warnings are expected: the checks
+  compare the values."""
+  with warnings.catch_warnings(), np.errstate(all="ignore"):
+    warnings.simplefilter("ignore", RuntimeWarning)
+    yield
 
 
 def _property_check(case, backend):
@@ -48,11 +82,12 @@ def _property_check(case, backend):
 
   @given(data=st.data())
   def prop(data):
-    args, kwargs = data.draw(case.inputs())
-    if backend == "reference" and (case.numpy_fn or case.divergence):
-      check_against_numpy(case, args, kwargs)
-    check_backend(case, backend, args, kwargs)
-    check_vmap(case, data)
+    with _numerical_warnings_ignored():
+      args, kwargs = data.draw(case.inputs())
+      if backend == "reference" and (case.numpy_fn or case.divergence):
+        check_against_numpy(case, args, kwargs)
+      check_backend(case, backend, args, kwargs)
+      check_vmap(case, data)
 
   return Check(case.name, "conformance/families", prop)
 
@@ -63,16 +98,44 @@ def _derivative_check(case):
 
   @given(data=st.data())
   def prop(data):
-    args, kwargs = data.draw(case.inputs())
-    run_ad_case(case, args, kwargs)
+    with _numerical_warnings_ignored():
+      args, kwargs = data.draw(case.inputs())
+      run_ad_case(case, args, kwargs)
 
-  return Check(case.name, "conformance/autodiff", prop)
+  return Check(f"{case.name} (derivatives)", "conformance/autodiff", prop)
 
 
-def _primitive_results(checked):
+def _run_group(label, checks, label_width):
+  """Runs `checks`, printing one progress line: the group's label, its counts
+  and time, then a line per failure."""
+  _say(f"  {label:<{label_width}}  {len(checks):>3} ...", end="")
+  start = time.monotonic()
+  results = [run_check(c) for c in checks]
+  _say(f" {format_counts(results)} in {format_duration(time.monotonic() - start)}")
+  for r in results:
+    if r.status == FAIL:
+      _say(f"      FAIL {r.name}: {r.message}")
+  return results
+
+
+def _run_families(title, families, make_check):
+  """Runs the checks `make_check` gives for each family's cases ({family: cases}),
+  a progress line per family; returns the (case, result) pairs."""
+  families = {name: cases for name, cases in families.items() if cases}
+  plural = "family" if len(families) == 1 else "families"
+  _say(f"{title}: {sum(map(len, families.values()))} in {len(families)} {plural}\n")
+  width = max(map(len, families), default=0)
+  checked = []
+  for name, cases in families.items():
+    checked += zip(cases, _run_group(name, [make_check(c) for c in cases], width))
+  return checked
+
+
+def _primitive_results(checked, covered_only):
   """One row per primitive: PASS if all the cases exercising it (value and
   derivative cases: `checked` pairs each case with its result) pass, FAIL if
-  any fails."""
+  any fails. With `covered_only` (a subset of the families ran), primitives
+  that no case ran are left out."""
   rows = []
   for name in sorted(core.PRIMITIVES):
     # Every value case's backend check goes through the jit primitive.
@@ -80,12 +143,26 @@ def _primitive_results(checked):
                 if name in c.primitives or (name == "jit" and isinstance(c, Case))]
     failed = [r.name for _, r in covering if r.status == FAIL]
     if not covering:
-      rows.append(Result(name, NO_CASE, "no property case exercises it"))
+      if not covered_only:
+        rows.append(Result(name, NO_CASE, "no property case exercises it"))
     elif failed:
       rows.append(Result(name, FAIL, "failing: " + ", ".join(failed)))
     else:
       rows.append(Result(name, PASS, f"{len(covering)} case(s)"))
   return rows
+
+
+def _verdict(documented, case_results, ad_results, examples, seconds):
+  """The last line: PASS or FAIL, what ran, and how long it took."""
+  results = documented + case_results + ad_results
+  failed = [r.name for r in results if r.status == FAIL]
+  took = format_duration(seconds)
+  if failed:
+    names = ", ".join(failed[:5]) + (", ..." if len(failed) > 5 else "")
+    return f"conformance: FAIL - {len(failed)} of {len(results)} checks failed ({names}) in {took}"
+  return (f"conformance: PASS - {len(documented)} documented examples, {len(case_results)} "
+          f"value cases, {len(ad_results)} derivative cases, {examples} examples each, "
+          f"in {took}")
 
 
 def main(argv=None):
@@ -96,27 +173,47 @@ def main(argv=None):
   if args.backend not in backends.backend_names():
     parser.error(f"unknown backend {args.backend!r}; registered backends: "
                  f"{', '.join(backends.backend_names())}")
-  load_hypothesis_profile(args.profile)
-  print(f"refimpl conformance: backend={args.backend} profile={args.profile}\n")
+  if args.examples is not None and args.examples < 1:
+    parser.error("--examples must be at least 1")
+  start = time.monotonic()
+  examples = args.examples or PROFILES[args.profile]
+  load_hypothesis_profile(args.profile, examples)
+  family_list = args.family or family_names()
+  _say(f"refimpl conformance: backend={args.backend} profile={args.profile} "
+       f"examples={examples}"
+       + (f" families={','.join(args.family)}" if args.family else ""))
+  _say(f"checking {os.path.dirname(refimpl.__file__)} "
+       f"with {os.path.dirname(conformance.__file__)}\n")
+
   with refimpl.config.option("backend", args.backend):
-    results = [run_check(c) for c in seeds.CHECKS + promotion.CHECKS]
-  results += [pending_result(p) for p in seeds.PENDING]
-  print("Documented examples\n")
-  print(format_report(results))
-  cases = all_cases()
-  case_results = [run_check(_property_check(c, args.backend)) for c in cases]
-  print("\nProperty cases\n")
-  print(format_report(case_results))
-  ad_cases = all_ad_cases()
-  ad_results = [Result(f"{r.name} (derivatives)", r.status, r.message) for r in
-                (run_check(_derivative_check(c)) for c in ad_cases)]
-  print("\nDerivative cases\n")
-  print(format_report(ad_results))
-  print("\nPrimitives\n")
-  checked = list(zip(cases, case_results)) + list(zip(ad_cases, ad_results))
-  print(format_report(_primitive_results(checked)))
-  failed = any(r.status == FAIL for r in results + case_results + ad_results)
-  return 1 if failed else 0
+    _say("Documented examples and promotion tables\n")
+    documented = _run_group("seed documents", seeds.CHECKS, 16)
+    documented += _run_group("promotion tables", promotion.CHECKS, 16)
+  documented += [pending_result(p) for p in seeds.PENDING]
+  _say()
+  _say(format_report(documented))
+
+  modules = {name: family_module(name) for name in family_list}
+  _say()
+  case_checked = _run_families("Property cases", {n: m.CASES for n, m in modules.items()},
+                               lambda c: _property_check(c, args.backend))
+  case_results = [r for _, r in case_checked]
+  _say()
+  _say(format_report(case_results))
+
+  _say()
+  ad_checked = _run_families(
+      "Derivative cases", {n: getattr(m, "AD_CASES", []) for n, m in modules.items()},
+      _derivative_check)
+  ad_results = [r for _, r in ad_checked]
+  _say()
+  _say(format_report(ad_results))
+
+  _say("\nPrimitives\n")
+  _say(format_report(_primitive_results(case_checked + ad_checked, bool(args.family))))
+  _say()
+  _say(_verdict(documented, case_results, ad_results, examples, time.monotonic() - start))
+  return 1 if any(r.status == FAIL for r in documented + case_results + ad_results) else 0
 
 
 if __name__ == "__main__":

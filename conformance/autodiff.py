@@ -15,14 +15,13 @@ Family modules (`conformance/families/<family>.py`) export their cases as
 """
 
 import dataclasses
-import importlib
-import pkgutil
 from typing import Callable
 
 import numpy as np
 
 import refimpl
 from refimpl import tree_util
+from conformance.cases import family_module, family_names
 
 __all__ = ["ADCase", "all_ad_cases", "check_jvp", "check_vjp", "check_grads",
            "run_ad_case"]
@@ -147,9 +146,4 @@ def run_ad_case(case, args, kwargs):
 
 def all_ad_cases():
   """Every `AD_CASES` entry of the family modules in `conformance.families`."""
-  import conformance.families as families
-  cases = []
-  for info in sorted(pkgutil.iter_modules(families.__path__), key=lambda m: m.name):
-    module = importlib.import_module(f"conformance.families.{info.name}")
-    cases += getattr(module, "AD_CASES", [])
-  return cases
+  return [case for name in family_names() for case in getattr(family_module(name), "AD_CASES", [])]

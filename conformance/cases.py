@@ -12,7 +12,8 @@ the NumPy function it must agree with. Two checks run a case:
   same inputs. Integer and boolean results must match exactly.
 
 Cases live in `conformance/families/<family>.py`, one module per family of
-primitives, each exporting `CASES`; `all_cases()` collects them.
+primitives, each exporting `CASES`; `all_cases()` collects them (`family_names()`
+lists the families).
 """
 
 import dataclasses
@@ -26,7 +27,8 @@ import refimpl
 from conformance.divergences import DIVERGENCES
 from conformance.strategies import assert_close
 
-__all__ = ["Case", "all_cases", "check_against_numpy", "check_backend", "compare_outputs"]
+__all__ = ["Case", "all_cases", "family_names", "family_module", "check_against_numpy",
+           "check_backend", "compare_outputs"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,10 +89,17 @@ def check_backend(case, backend, args, kwargs):
   compare_outputs(actual, expected, case)
 
 
+def family_names():
+  """The names of the family modules in `conformance.families`, sorted."""
+  import conformance.families as families
+  return sorted(info.name for info in pkgutil.iter_modules(families.__path__))
+
+
+def family_module(name):
+  """The module `conformance.families.<name>`."""
+  return importlib.import_module(f"conformance.families.{name}")
+
+
 def all_cases():
   """Every case of every family module in `conformance.families`."""
-  import conformance.families as families
-  cases = []
-  for info in sorted(pkgutil.iter_modules(families.__path__), key=lambda m: m.name):
-    cases += importlib.import_module(f"conformance.families.{info.name}").CASES
-  return cases
+  return [case for name in family_names() for case in family_module(name).CASES]

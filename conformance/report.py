@@ -9,7 +9,7 @@ import dataclasses
 from typing import Callable
 
 __all__ = ['PASS', 'FAIL', 'PENDING', 'NO_CASE', 'Check', 'Pending', 'Result', 'run_check', 'pending_result',
-           'format_report', 'load_hypothesis_profile']
+           'format_report', 'format_counts', 'format_duration', 'load_hypothesis_profile']
 
 PASS, FAIL, PENDING, NO_CASE = "PASS", "FAIL", "PENDING", "NO CASE"
 _SUMMARY_WORDS = {PASS: "passed", FAIL: "failed", PENDING: "pending", NO_CASE: "without a case"}
@@ -63,20 +63,33 @@ def format_report(results, width=120):
 
   lines = [row("name", "status", "message"), row("-" * name_w, "-" * status_w, "-" * 7)]
   lines += [row(r.name, r.status, r.message) for r in results]
+  lines.append("")
+  lines.append(f"{format_counts(results)} ({len(results)} total)")
+  return "\n".join(lines)
+
+
+def format_counts(results):
+  """'47 passed, 1 failed, 1 pending': passed and failed always, the others if any."""
   counts = {s: sum(r.status == s for r in results) for s in _SUMMARY_WORDS}
   shown = [s for s in _SUMMARY_WORDS if s in (PASS, FAIL) or counts[s]]
-  lines.append("")
-  lines.append(", ".join(f"{counts[s]} {_SUMMARY_WORDS[s]}" for s in shown)
-               + f" ({len(results)} total)")
-  return "\n".join(lines)
+  return ", ".join(f"{counts[s]} {_SUMMARY_WORDS[s]}" for s in shown)
+
+
+def format_duration(seconds):
+  """'4.2s', '3m07s' or '1h02m05s'."""
+  if seconds < 60:
+    return f"{seconds:.1f}s"
+  minutes, secs = divmod(round(seconds), 60)
+  hours, minutes = divmod(minutes, 60)
+  return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
 PROFILES = {"quick": 30, "full": 500}
 
 
-def load_hypothesis_profile(name):
-  """Makes the property cases use the profile's example count."""
+def load_hypothesis_profile(name, max_examples=None):
+  """Makes the property cases use the profile's example count (or `max_examples`)."""
   from hypothesis import HealthCheck, settings
-  settings.register_profile(f"conformance-{name}", max_examples=PROFILES[name],
+  settings.register_profile(f"conformance-{name}", max_examples=max_examples or PROFILES[name],
                             deadline=None, suppress_health_check=[HealthCheck.too_slow])
   settings.load_profile(f"conformance-{name}")

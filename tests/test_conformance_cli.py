@@ -1,0 +1,79 @@
+"""`python -m conformance` (conformance/__main__.py): a progress line per
+family as it runs, each failure listed there, the expected numerical warnings
+of case evaluation kept out of the output, a verdict line last, and the exit
+status. The suite's own checks are replaced by small ones."""
+
+import re
+import types
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+import refimpl.numpy as jnp
+import conformance.__main__ as cli
+from conformance.cases import Case
+from conformance.report import Check
+
+
+def _inputs():
+  return st.just(((np.array([1.0, -2.0], np.float32),), {}))
+
+
+def _warning_negative(x):
+  warnings.warn("overflow encountered in multiply", RuntimeWarning)  # as NumPy may
+  return jnp.negative(x)
+
+
+PASSING = Case("negative", _warning_negative, _inputs, np.negative, ("neg",))
+FAILING = Case("negative against positive", jnp.negative, _inputs, np.positive, ("neg",))
+
+
+def _main(monkeypatch, capsys, cases, argv=("--family", "tiling")):
+  """Runs the CLI on one documented example and `cases` as the family's cases;
+  returns (exit status, output lines, the warnings that got out)."""
+  monkeypatch.setattr(cli.seeds, "CHECKS", [Check("an_example", "here", lambda: None)])
+  monkeypatch.setattr(cli.seeds, "PENDING", [])
+  monkeypatch.setattr(cli.promotion, "CHECKS", [])
+  monkeypatch.setattr(cli, "family_module", lambda name: types.SimpleNamespace(CASES=cases))
+  monkeypatch.setattr(cli, "load_hypothesis_profile", lambda *args: None)  # keep the tests'
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    status = cli.main(list(argv))
+  return status, capsys.readouterr().out.splitlines(), caught
+
+
+def test_passing_run_prints_progress_and_a_pass_verdict(monkeypatch, capsys):
+  status, lines, caught = _main(monkeypatch, capsys, [PASSING])
+  assert status == 0
+  progress = [l for l in lines if re.fullmatch(r"  tiling +1 \.\.\. 1 passed, 0 failed in .+s", l)]
+  assert len(progress) == 1
+  assert lines.index(progress[0]) < lines.index("Derivative cases: 0 in 0 families")
+  assert re.fullmatch(r"conformance: PASS - 1 documented examples, 1 value cases, "
+                      r"0 derivative cases, 30 examples each, in \d+\.\ds", lines[-1]), lines[-1]
+  assert [w for w in caught if issubclass(w.category, RuntimeWarning)] == []
+
+
+def test_failing_case_is_listed_as_it_runs_and_fails_the_run(monkeypatch, capsys):
+  status, lines, _ = _main(monkeypatch, capsys, [PASSING, FAILING])
+  assert status == 1
+  i = next(i for i, l in enumerate(lines) if l.startswith("  tiling "))
+  assert "2 ... 1 passed, 1 failed in " in lines[i]
+  assert lines[i + 1].startswith("      FAIL negative against positive: AssertionError")
+  assert re.fullmatch(r"conformance: FAIL - 1 of 3 checks failed \(negative against positive\) "
+                      r"in \d+\.\ds", lines[-1]), lines[-1]
+
+
+def test_examples_must_be_positive(capsys):
+  with pytest.raises(SystemExit) as exit_info:
+    cli.main(["--examples", "0"])
+  assert exit_info.value.code == 2
+  assert "--examples must be at least 1" in capsys.readouterr().err
+
+
+def test_unknown_family_is_refused_with_the_choices(capsys):
+  with pytest.raises(SystemExit):
+    cli.main(["--family", "no_such_family"])
+  err = capsys.readouterr().err
+  assert "invalid choice: 'no_such_family'" in err and "elementwise" in err

@@ -417,7 +417,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
   elif mode == "raise":
     raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
   else:
-    raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode}")
+    raise ValueError(f"mode should be one of 'wrap' or 'clip'; got {mode=}")
   return arr.at[unravel_index(ind, arr.shape)].set(v, mode=scatter_mode)
 
 

@@ -177,11 +177,12 @@ def full(shape, fill_value, dtype=None, *, device=None):
   """`fill_value` (a scalar, or an array broadcast to `shape`) repeated to `shape`.
 
   Weakly typed when `dtype` is None and `fill_value` is a Python scalar.
+  A Python int `fill_value` must fit the integer dtype of the result
+  (OverflowError; JAX's `full` wraps it instead, docs/out_of_bounds.md).
   """
   check_arraylike("full", fill_value)
   dtype = None if dtype is None else user_dtype(dtype, "full")
-  if dtype is not None:
-    dtypes.check_python_int(fill_value, dtype)  # never wraps (JAX's lax.full would)
+  dtypes.check_python_int(fill_value, dtype)
   if np.ndim(fill_value) == 0:
     return lax.full(shape, fill_value, dtype)
   return broadcast_to(asarray(fill_value, dtype=dtype), shape)
@@ -207,8 +208,10 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+  """As `full`, with the shape and dtype of `a` unless given."""
   check_arraylike("full_like", a, fill_value)
   dtype = None if dtype is None else user_dtype(dtype, "full_like")
+  dtypes.check_python_int(fill_value, dtypes.dtype(a) if dtype is None else dtype)
   if np.ndim(fill_value) == 0:
     return lax.full_like(a, fill_value, dtype, shape)
   shape = core.get_aval(a).shape if shape is None else shape

@@ -21,31 +21,37 @@ def is_arraylike(x):
 
 
 def check_arraylike(fun_name, *args):
-  """Raises TypeError (as JAX does) for a non-array argument such as a list,
-  and OverflowError for a Python int outside the default integer dtype (a
-  jnp function's operands are `jit` arguments in JAX)."""
+  """Raises TypeError (as JAX does) for a non-array argument such as a list."""
   for pos, arg in enumerate(args):
     if not is_arraylike(arg):
       raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got "
                       f"{type(arg)} at position {pos}.")
-    dtypes.check_python_int(arg)
+
+
+def _operands_result_type(args):
+  """The promoted (dtype, weak_type) of a jnp function's operands. A Python
+  int operand must fit the default integer dtype (OverflowError otherwise):
+  in JAX the operands of jnp functions are `jit` arguments."""
+  for x in args:
+    dtypes.check_python_int(x)
+  return dtypes.result_type_and_weak_type(*args)
 
 
 def promote_dtypes(*args):
   """Converts `args` to their common dtype (JAX's lattice, weak types honoured)."""
-  to_dtype, weak = dtypes.result_type_and_weak_type(*args)
+  to_dtype, weak = _operands_result_type(args)
   return [lax.convert_element_type(x, to_dtype, weak) for x in args]
 
 
 def promote_dtypes_inexact(*args):
   """As promote_dtypes, then to the default float if the result is not inexact."""
-  to_dtype, weak = dtypes.result_type_and_weak_type(*args)
+  to_dtype, weak = _operands_result_type(args)
   return [lax.convert_element_type(x, to_inexact_dtype(to_dtype), weak) for x in args]
 
 
 def promote_dtypes_numeric(*args):
   """As promote_dtypes, but booleans become the default integer."""
-  to_dtype, weak = dtypes.result_type_and_weak_type(*args)
+  to_dtype, weak = _operands_result_type(args)
   if dtypes.is_bool(to_dtype):
     to_dtype = dtypes.default_int_dtype()
   return [lax.convert_element_type(x, to_dtype, weak) for x in args]

@@ -70,7 +70,8 @@ CASES = [
     Case("sub_2**31", lambda x: x - 2**31, _x3, _too_large(2**31)),
     Case("mul_2**40", lambda x: x * 2**40, _x3, _too_large(2**40)),
     Case("floordiv_2**40", lambda x: x // 2**40, _x3, _too_large(2**40)),
-    Case("pow_2**40", lambda x: x ** 2**40, _x3, _too_large(2**40)),
+    # ... except a concrete integer exponent, a static parameter of integer_pow.
+    Case("pow_2**40", lambda x: x ** 2**40, _x3, Value([0, 1, 0], "int32")),
     Case("add_below_int32", lambda x: x + (I32_MIN - 1), _x3, _too_large(I32_MIN - 1)),
     Case("add_2**64", lambda x: x + 2**64, _x3, _too_large(2**64)),
     Case("less_2**32", lambda x: x < 2**32, _x3, _too_large(2**32)),
@@ -124,6 +125,10 @@ CASES = [
                                  "allocate 4398046511104 bytes"), vmap=False),
     Case("iota_2**40", lambda: lax.iota(jnp.int32, 2**40), (),
          Raises(JaxRuntimeError, "RESOURCE_EXHAUSTED"), vmap=False),
+    Case("arange_2**40", lambda: jnp.arange(2**40), (),
+         Raises(JaxRuntimeError, "RESOURCE_EXHAUSTED"), jit=False, vmap=False),
+    Case("full_2**40_float32", lambda: jnp.full(2, 2**40, jnp.float32), (),
+         Value([2.0**40] * 2, "float32"), vmap=False),
     # Bad shapes.
     Case("zeros_negative", lambda: jnp.zeros((-1,)), (), Raises(TypeError, "(-1,)"), vmap=False),
     Case("zeros_float_dim", lambda: jnp.zeros((2.0,)), (),
@@ -135,10 +140,13 @@ CASES = [
 ]
 
 REFIMPL_CHOICES = [
-    # JAX's lax.full converts a Python int fill without checking its range.
+    # JAX's full and full_like convert a Python int fill without checking its range.
     Case("full_2**40", lambda: jnp.full(3, 2**40), (), _too_large(2**40), vmap=False),
     Case("full_300_uint8", lambda: jnp.full(3, 300, jnp.uint8), (),
          _too_large(300, "uint8"), vmap=False),
+    Case("full_like_2**40", lambda x: jnp.full_like(x, 2**40), _x3, _too_large(2**40)),
+    Case("full_like_-1_uint8", lambda x: jnp.full_like(x, -1, jnp.uint8), _x3,
+         _too_large(-1, "uint8")),
     # JAX under jit may fuse the broadcast into the reduction and run 10**12 steps.
     Case("jit_sum_of_zeros_2**40", lambda: jnp.zeros((2**40,)).sum(), (),
          Raises(JaxRuntimeError, "RESOURCE_EXHAUSTED"), vmap=False),

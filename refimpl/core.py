@@ -16,6 +16,7 @@ the parent trace (`set_current_trace`), so traces nest without a global stack.
 """
 
 import contextlib
+import functools
 import math
 import operator
 import os
@@ -120,14 +121,30 @@ def get_aval(x):
       raise ValueError("numpy masked arrays are not supported as direct inputs to JAX "
                        "functions. Use arr.filled() to convert the value to a standard "
                        "numpy array.")
-    extended = dtypes.extended_of_numpy(x.dtype)
-    if extended is not None:
-      return ShapedArray(np.shape(x), extended)
-    if np.dtype(x.dtype) not in dtypes.SUPPORTED_DTYPES and x.dtype != dtypes.float0:
+    dtype = _numpy_value_dtype(x.dtype, config.jax_enable_x64)
+    if dtype is None:
       raise TypeError(f"Value {x!r} with dtype {x.dtype} is not a valid JAX array type. "
                       "Only arrays of numeric types are supported by JAX.")
-    return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
+    return ShapedArray(x.shape, dtype)
   raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+
+
+def _numpy_value_dtype(np_dtype, x64):
+  """The dtype of a NumPy value of dtype `np_dtype`: the extended dtype its
+  data stands for, or the canonical dtype (`x64` as the option is); None if
+  it is no JAX type."""
+  dtype = _NUMPY_VALUE_DTYPES.get((np_dtype, x64))
+  if dtype is None:
+    dtype = dtypes.extended_of_numpy(np_dtype)
+    if dtype is None:
+      if np_dtype not in dtypes.SUPPORTED_DTYPES and np_dtype != dtypes.float0:
+        return None
+      dtype = dtypes.canonicalize_dtype(np_dtype)
+    _NUMPY_VALUE_DTYPES[np_dtype, x64] = dtype
+  return dtype
+
+
+_NUMPY_VALUE_DTYPES = {}
 
 
 def valid_jaxtype(x):
@@ -224,11 +241,10 @@ class EvalTrace(Trace):
 
   def process_primitive(self, primitive, args, params):
     in_avals = [get_aval(x) for x in args]
-    out_avals = primitive.abstract_eval(*in_avals, **params)
+    out_avals = _shape_rule(primitive, in_avals, params)
     check_allocatable(primitive, out_avals)
     values = [to_numpy(x) for x in args]
-    with np.errstate(all="ignore"):  # NaN/inf results are values, not warnings
-      outs = primitive.impl(*values, **params)
+    outs = _run_impl(primitive, values, params)
     if not primitive.multiple_results:
       outs, out_avals = [outs], [out_avals]
     results = []
@@ -239,8 +255,45 @@ class EvalTrace(Trace):
             f"reference rule of {primitive.name} returned {out.dtype}{list(out.shape)}"
             f" but its shape/dtype rule says {aval.str_short()}")
       check_floats(primitive.name, out)
+      if out.flags.writeable and out.base is None and not any(out is v for v in values):
+        out.flags.writeable = False  # a new buffer the rule made: the Array can own it
       results.append(make_array(out, aval))
     return results if primitive.multiple_results else results[0]
+
+
+_SHAPE_RULE_RESULTS = {}
+
+
+def _shape_rule(primitive, in_avals, params):
+  """`primitive.abstract_eval(*in_avals, **params)`, remembered: a shape rule
+  is a function of the avals, the params (told apart by type too: 2 and 2.0
+  differ) and x64 alone. Errors are raised anew each time."""
+  key = (primitive, config.jax_enable_x64, *in_avals,
+         *[(k, type(v), v) for k, v in params.items()])
+  try:
+    out = _SHAPE_RULE_RESULTS.get(key)
+  except TypeError:  # an unhashable param
+    return primitive.abstract_eval(*in_avals, **params)
+  if out is None:
+    out = primitive.abstract_eval(*in_avals, **params)
+    if len(_SHAPE_RULE_RESULTS) > 100_000:
+      _SHAPE_RULE_RESULTS.clear()
+    _SHAPE_RULE_RESULTS[key] = out
+  return out
+
+
+def _run_impl(primitive, values, params):
+  """Runs `primitive`'s reference rule; NaN/inf results are values, not
+  warnings (NumPy's floating-point errors are ignored, once for the
+  outermost rule: the rules a rule runs, as jit's, are already inside)."""
+  if _context.in_impl:
+    return primitive.impl(*values, **params)
+  _context.in_impl = True
+  try:
+    with np.errstate(all="ignore"):
+      return primitive.impl(*values, **params)
+  finally:
+    _context.in_impl = False
 
 
 _MEMORY_BYTES = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -253,11 +306,13 @@ def check_allocatable(primitive, out_avals):
   machine's memory (RESOURCE_EXHAUSTED)."""
   for aval in out_avals if isinstance(out_avals, (list, tuple)) else (out_avals,):
     size = math.prod(aval.shape)
+    nbytes = size * dtypes.numpy_dtype(aval.dtype).itemsize
+    if size < 2**63 and nbytes <= _MEMORY_BYTES:
+      continue
     where = f"the result {aval.str_short()} of {primitive.name}"
     if size >= 2**63:
       raise JaxRuntimeError(f"INVALID_ARGUMENT: Shape {aval.str_short()} size may "
                             f"overflow int64: {where} has {size} elements.")
-    nbytes = size * dtypes.numpy_dtype(aval.dtype).itemsize
     if nbytes > _MEMORY_BYTES:
       raise JaxRuntimeError(
           f"RESOURCE_EXHAUSTED: Out of memory while trying to allocate {nbytes} bytes "
@@ -268,16 +323,22 @@ def check_allocatable(primitive, out_avals):
 def make_array(data, aval):
   """The concrete array of NumPy `data` that `aval` describes: an `Array`,
   or for an extended dtype the array type that dtype names (key arrays)."""
-  from refimpl.array import Array
   if dtypes.is_extended(aval.dtype):
     return aval.dtype.array_type(data, aval.dtype)
-  return Array(data, weak_type=aval.weak_type)
+  return _array_type()(data, weak_type=aval.weak_type)
+
+
+@functools.cache
+def _array_type():
+  from refimpl.array import Array  # refimpl.array builds on this module
+  return Array
 
 
 def check_floats(name, value):
   """With `jax_debug_nans` (`jax_debug_infs`) on, raises `FloatingPointError`
   if a floating `value` holds a NaN (an infinity)."""
-  if not dtypes.is_inexact(value.dtype):
+  if not (config.jax_debug_nans or config.jax_debug_infs) or not dtypes.is_inexact(
+      value.dtype):
     return
   if config.jax_debug_nans and np.isnan(value).any():
     raise FloatingPointError(f"invalid value (nan) encountered in {name}")
@@ -288,6 +349,7 @@ def check_floats(name, value):
 class _TraceContext(threading.local):
   def __init__(self):
     self.trace = EvalTrace()
+    self.in_impl = False  # whether a reference rule is running (_run_impl)
     self.axis_env = ()  # ((name, size), ...): the named axes in scope, innermost last
 
 

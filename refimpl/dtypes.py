@@ -395,6 +395,20 @@ def issubdtype(a, b):
   unsigned integers (NumPy sees them all as void types). An extended dtype
   is a subdtype of itself and of its scalar types (`prng_key`, `extended`,
   `np.generic`), of nothing numeric."""
+  if not (isinstance(a, _DTYPE_LIKE) and isinstance(b, _DTYPE_LIKE)):
+    return _issubdtype(a, b)   # values (arrays, scalars): not cached
+  result = _ISSUBDTYPE.get((a, b))
+  if result is None:
+    result = _ISSUBDTYPE[a, b] = _issubdtype(a, b)
+  return result
+
+
+# (a, b) -> issubdtype(a, b) of dtypes, scalar types and names: asked often of few
+_ISSUBDTYPE = {}
+_DTYPE_LIKE = (np.dtype, type, str, ExtendedDType)
+
+
+def _issubdtype(a, b):
   if is_extended(a):
     return a == b or (isinstance(b, type) and issubclass(a.type, b))
   if is_extended(b):

@@ -154,13 +154,14 @@ def _const_key(c):
 class ClosedJaxpr:
   """A jaxpr together with the values of its constvars."""
 
-  __slots__ = ("jaxpr", "consts", "_key", "__weakref__")
+  __slots__ = ("jaxpr", "consts", "_key", "_hash", "__weakref__")
 
   def __init__(self, jaxpr, consts):
     assert len(jaxpr.constvars) == len(consts)
     self.jaxpr = jaxpr
     self.consts = list(consts)
     self._key = None
+    self._hash = None
 
   @property
   def in_avals(self):
@@ -191,7 +192,9 @@ class ClosedJaxpr:
     return self._key
 
   def __hash__(self):
-    return hash(self.structural_key())
+    if self._hash is None:
+      self._hash = hash(self.structural_key())
+    return self._hash
 
   def __eq__(self, other):
     return (isinstance(other, ClosedJaxpr)

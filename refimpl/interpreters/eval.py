@@ -71,12 +71,10 @@ def _dead_after(jaxpr):
 
 
 def literal_value(literal):
-  """The value of a literal, weakly typed if its type is (`2.0:f32[]` from
-  a Python scalar stays weak when the jaxpr is re-evaluated)."""
-  if not literal.aval.weak_type:
-    return literal.val
+  """The value of a literal as an Array, weakly typed if its type is
+  (`2.0:f32[]` from a Python scalar stays weak when the jaxpr is re-evaluated)."""
   from refimpl.array import Array
-  return Array(literal.val, weak_type=True)
+  return Array(literal.val, weak_type=literal.aval.weak_type)
 
 
 def eval_closed_jaxpr(closed, *args):

@@ -107,7 +107,7 @@ def _reduction(a, name, monoid, init_value, *, bool_monoid=None, has_identity=Tr
     a = _where(where, a, _identity_value(compute_dtype, init_value))
   result = reducer(a, axes)
   if initial is not None:
-    initial = lax.convert_element_type(initial, compute_dtype)
+    initial = lax.convert_element_type(dtypes.check_python_int(initial), compute_dtype)
     if initial.shape != ():
       raise ValueError(f"initial value must be a scalar. Got array of shape {initial.shape}")
     result = getattr(lax, op_name)(initial, result)

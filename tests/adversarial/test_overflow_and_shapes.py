@@ -85,6 +85,8 @@ CASES = [
     Case("getitem_-2**40", lambda x: x[-2**40], _x3, _too_large(-2**40)),
     Case("at_set_value_2**40", lambda x: x.at[0].set(2**40), _x3, _too_large(2**40)),
     Case("at_set_index_2**40", lambda x: x.at[2**40].set(1), _x3, _too_large(2**40)),
+    Case("sum_initial_2**40", lambda x: jnp.sum(x, initial=2**40), _x3, _too_large(2**40)),
+    Case("max_initial_2**31", lambda x: jnp.max(x, initial=2**31), _x3, _too_large(2**31)),
     Case("array_2**40", lambda: jnp.array(2**40), (), _too_large(2**40), vmap=False),
     Case("asarray_2**40", lambda: jnp.asarray(2**40), (), _too_large(2**40), vmap=False),
     # Ints at the edges of int32 are fine; the arithmetic then wraps.

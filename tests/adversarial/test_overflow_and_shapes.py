@@ -289,15 +289,18 @@ def test_getitem_python_int(size, n):
       x[n]
 
 
-@given(st.lists(st.integers(2**20, 2**40), min_size=2, max_size=3))
-def test_unallocatable_results_fail_fast(dims):
-  """Any creation whose result exceeds memory raises before work starts."""
-  nbytes = int(np.prod(dims, dtype=object)) * 4
-  if nbytes > 2**45:   # beyond any machine's memory (32 TiB)
-    for make in (lambda: jnp.zeros(dims), lambda: jnp.ones(dims, jnp.int32),
-                 lambda: lax.broadcast_in_dim(1.0, dims, ())):
-      with pytest.raises(JaxRuntimeError, match=f"allocate {nbytes} bytes|overflow int64"):
-        make()
+@given(st.lists(st.integers(2**23, 2**40), min_size=2, max_size=3),
+       st.sampled_from(["eager", "jit"]))
+def test_unallocatable_results_fail_fast(dims, mode):
+  """A result of 2**48 bytes or more (beyond any machine's memory) raises
+  before work starts; 2**63 elements or more is an int64 overflow."""
+  size = int(np.prod(dims, dtype=object))
+  expected = ("overflow int64" if size >= 2**63
+              else f"RESOURCE_EXHAUSTED: Out of memory while trying to allocate {size * 4} bytes")
+  for make in (lambda: jnp.zeros(dims), lambda: jnp.ones(dims, jnp.int32),
+               lambda: lax.broadcast_in_dim(1.0, dims, ()), lambda: jnp.zeros(dims).sum()):
+    with pytest.raises(JaxRuntimeError, match=expected):
+      make() if mode == "eager" else jit(make)()
 
 
 # --- promotion ------------------------------------------------------------------

@@ -206,6 +206,20 @@ def _abstractify(leaf, fun_name, path, structs=False):
         "jax.jit.") from None
 
 
+def _flatten_args(args, kwargs):
+  """`tree_flatten((args, kwargs))`, without walking a pytree when the
+  arguments are all arrays (the common call)."""
+  if kwargs or not all(isinstance(a, (core.ConcreteArray, core.Tracer)) for a in args):
+    return tree_util.tree_flatten((args, kwargs))
+  tree = _ARRAY_ARGS_TREES.get(len(args))
+  if tree is None:
+    tree = _ARRAY_ARGS_TREES[len(args)] = tree_util.tree_structure((args, {}))
+  return list(args), tree
+
+
+_ARRAY_ARGS_TREES = {}  # n -> the tree of n array arguments and no keywords
+
+
 class JitFunction:
   """The callable `jit(f)` returns."""
 
@@ -226,6 +240,8 @@ class JitFunction:
     return self if obj is None else functools.partial(self, obj)
 
   def _split_args(self, args, kwargs):
+    if not (self.static_argnums or self.static_argnames):
+      return (), args, kwargs
     static = tuple((i, args[i]) for i in self.static_argnums if i < len(args))
     static += tuple((k, kwargs[k]) for k in sorted(kwargs) if k in self.static_argnames)
     for where, value in static:
@@ -257,15 +273,21 @@ class JitFunction:
     Returns (closed_jaxpr, in_tree, out_tree, dynamic leaves).
     """
     static, dyn_args, dyn_kwargs = self._split_args(args, kwargs)
-    leaves_with_path, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))
-    leaves = [leaf for _, leaf in leaves_with_path]
-    avals = tuple(_abstractify(leaf, self.__name__, tree_util.keystr(path), structs)
-                  for path, leaf in leaves_with_path)
+    leaves, in_tree = _flatten_args(dyn_args, dyn_kwargs)
+    try:
+      avals = tuple(leaf.aval if structs and isinstance(leaf, ShapeDtypeStruct)
+                    else core.get_aval(leaf) for leaf in leaves)
+    except TypeError:  # say which argument, by its path
+      avals = tuple(_abstractify(leaf, self.__name__, tree_util.keystr(path), structs)
+                    for path, leaf in tree_util.tree_flatten_with_path(
+                        (dyn_args, dyn_kwargs))[0])
     # static values match only with equal types too, as in JAX (2 and 2.0 differ)
     key = (self.static_argnums, self.static_argnames,
            tuple((k, type(v), v) for k, v in static), in_tree, avals,
            config.trace_state(), core.axis_env())
-    per_fun = _trace_cache.setdefault(self.fun, {})
+    per_fun = _trace_cache.get(self.fun)
+    if per_fun is None:
+      per_fun = _trace_cache.setdefault(self.fun, {})
     if key not in per_fun:
       out_tree_box = []
 

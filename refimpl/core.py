@@ -325,7 +325,9 @@ def make_array(data, aval):
   or for an extended dtype the array type that dtype names (key arrays)."""
   if dtypes.is_extended(aval.dtype):
     return aval.dtype.array_type(data, aval.dtype)
-  return _array_type()(data, weak_type=aval.weak_type)
+  array = _array_type()(data, weak_type=aval.weak_type)
+  array._aval = aval  # the aval it would build (it describes `data` exactly)
+  return array
 
 
 @functools.cache
@@ -360,14 +362,22 @@ def current_trace():
   return _context.trace
 
 
-@contextlib.contextmanager
-def set_current_trace(trace):
-  """Makes `trace` the one that `bind` uses within the block."""
-  previous, _context.trace = _context.trace, trace
-  try:
-    yield trace
-  finally:
-    _context.trace = previous
+class set_current_trace:  # noqa: N801 (used as a function)
+  """Makes `trace` the one that `bind` uses within the block (`with
+  set_current_trace(trace):`; a class rather than a generator: it is
+  entered for every traced call)."""
+
+  __slots__ = ("trace", "previous")
+
+  def __init__(self, trace):
+    self.trace = trace
+
+  def __enter__(self):
+    self.previous, _context.trace = _context.trace, self.trace
+    return self.trace
+
+  def __exit__(self, *exc):
+    _context.trace = self.previous
 
 
 def eval_context():

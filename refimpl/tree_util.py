@@ -379,8 +379,6 @@ def _node_type_of(x: Any) -> _NodeType | None:
   return node_type
 
 
-
-
 # ---------------------------------------------------------------------------
 # PyTreeDef
 # ---------------------------------------------------------------------------
@@ -515,8 +513,9 @@ def _where(path: KeyPath) -> str:
 def _flatten(tree: Any, is_leaf: Callable[[Any], bool] | None, with_path: bool):
   """Depth-first flatten; leaves are ``(path, leaf)`` pairs when ``with_path``.
 
-  An explicit stack of open nodes (not recursion) keeps deep trees (a
-  thousand levels) within Python's limits.
+  The nodes are visited with an explicit stack (not recursion), so deep
+  trees (a thousand levels) stay within Python's limits; the treedef is then
+  assembled from the pre-order traversal.
   """
   leaves: list[Any] = []
   traversal: list[Any] = []  # pre-order (node type, aux data, arity), as PyTreeDef._traversal

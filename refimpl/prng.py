@@ -66,11 +66,6 @@ threefry2x32_p = Primitive("threefry2x32")
 threefry2x32_p.multiple_results = True
 
 
-def _rotate_left(x, d):
-  """The uint32 `x` rotated left by `d` bits (0 < d < 32)."""
-  return (x << np.uint32(d)) | (x >> np.uint32(32 - d))
-
-
 @threefry2x32_p.def_impl
 def _threefry2x32_impl(key1, key2, x1, x2):
   """The Threefry-2x32 block cipher with 20 rounds, elementwise: for each
@@ -96,19 +91,45 @@ def _threefry2x32_impl(key1, key2, x1, x2):
   operand must be uint32 (else TypeError); outputs are uint32. Empty
   operands give empty outputs.
   """
-  shape = np.broadcast_shapes(*(np.shape(v) for v in (key1, key2, x1, x2)))
-  k0, k1, a, b = (np.broadcast_to(np.asarray(v, np.uint32), shape).copy()
-                  for v in (key1, key2, x1, x2))
-  ks = [k0, k1, k0 ^ k1 ^ np.uint32(KEY_SCHEDULE_PARITY)]
-  with np.errstate(over="ignore"):
-    a, b = a + ks[0], b + ks[1]
-    for g in range(5):
-      for r in ROTATIONS[g % 2]:
-        a = a + b
-        b = a ^ _rotate_left(b, r)
-      a = a + ks[(g + 1) % 3]
-      b = b + ks[(g + 2) % 3] + np.uint32(g + 1)
-  return [np.asarray(a, np.uint32), np.asarray(b, np.uint32)]
+  operands = [np.asarray(v, np.uint32) for v in (key1, key2, x1, x2)]
+  shape = np.broadcast_shapes(*(v.shape for v in operands))
+  outs = [np.empty(shape, np.uint32), np.empty(shape, np.uint32)]
+  if not math.prod(shape):
+    return outs
+  # Memory, not semantics: the rounds run in place on blocks of the
+  # broadcast operands small enough to stay in cache.
+  blocks = np.nditer([*operands, *outs], flags=["external_loop", "buffered"],
+                     op_flags=[["readonly"]] * 4 + [["writeonly"]] * 2,
+                     buffersize=_BLOCK)
+  with blocks:
+    for k0, k1, a, b, y0, y1 in blocks:
+      _threefry2x32_rounds(k0, k1, a, b, y0, y1)
+  return outs
+
+
+_BLOCK = 1 << 14
+"""Elements per block of the threefry2x32 rule."""
+
+
+def _threefry2x32_rounds(key1, key2, x1, x2, a, b):
+  """The 20 rounds of `_threefry2x32_impl` on 1-d uint32 blocks, written
+  into the output blocks `a` and `b` (in-place NumPy operations, which wrap
+  modulo 2**32)."""
+  ks = [key1, key2, key1 ^ key2 ^ np.uint32(KEY_SCHEDULE_PARITY)]
+  np.add(x1, ks[0], out=a)
+  np.add(x2, ks[1], out=b)
+  rotated_out = np.empty_like(b)
+  for g in range(5):
+    for r in ROTATIONS[g % 2]:
+      a += b
+      # b = rotl(b, r)
+      np.right_shift(b, np.uint32(32 - r), out=rotated_out)
+      b <<= np.uint32(r)
+      b |= rotated_out
+      b ^= a
+    a += ks[(g + 1) % 3]
+    b += ks[(g + 2) % 3]
+    b += np.uint32(g + 1)
 
 
 @threefry2x32_p.def_abstract_eval
@@ -137,7 +158,10 @@ def _iota_2x32_shape_impl(*, shape):
   Shape rule: both outputs have `shape` (a non-empty tuple of sizes >= 0;
   TypeError for a negative size); dtype uint32.
   """
-  counts = np.arange(math.prod(shape), dtype=np.uint64).reshape(shape)
+  size = math.prod(shape)
+  if size <= 2 ** 32:   # (the same values, without 64-bit intermediates)
+    return [np.zeros(shape, np.uint32), np.arange(size, dtype=np.uint32).reshape(shape)]
+  counts = np.arange(size, dtype=np.uint64).reshape(shape)
   return [(counts >> np.uint64(32)).astype(np.uint32), counts.astype(np.uint32)]
 
 

@@ -128,3 +128,49 @@ def test_clone_is_the_identity_primitive():
   keys = random.split(K, 3)
   np.testing.assert_array_equal(random.key_data(jax.vmap(random.clone)(keys)),
                                 random.key_data(keys))
+
+
+INT_SHAPE_SAMPLERS = {
+    "bits": lambda s: random.bits(K, s), "uniform": lambda s: random.uniform(K, s),
+    "normal": lambda s: random.normal(K, s), "randint": lambda s: random.randint(K, s, 0, 9),
+    "bernoulli": lambda s: random.bernoulli(K, 0.3, s),
+    "categorical": lambda s: random.categorical(K, jnp.zeros(4), shape=s),
+    "rademacher": lambda s: random.rademacher(K, s), "gumbel": lambda s: random.gumbel(K, s),
+    "laplace": lambda s: random.laplace(K, s), "logistic": lambda s: random.logistic(K, s),
+    "exponential": lambda s: random.exponential(K, s), "cauchy": lambda s: random.cauchy(K, s),
+    "maxwell": lambda s: random.maxwell(K, s),
+    "double_sided_maxwell": lambda s: random.double_sided_maxwell(K, 0., 1., s),
+    "rayleigh": lambda s: random.rayleigh(K, 1., s),
+    "weibull_min": lambda s: random.weibull_min(K, 1., 2., s),
+    "pareto": lambda s: random.pareto(K, 2., s), "lognormal": lambda s: random.lognormal(K, 1., s),
+    "triangular": lambda s: random.triangular(K, 0., .5, 1., s),
+    "geometric": lambda s: random.geometric(K, .5, s),
+    "truncated_normal": lambda s: random.truncated_normal(K, -1., 1., s),
+    "poisson": lambda s: random.poisson(K, 3., s), "binomial": lambda s: random.binomial(K, 5., .5, s),
+    "multivariate_normal": lambda s: random.multivariate_normal(K, jnp.zeros(2), jnp.eye(2), s),
+    "orthogonal": lambda s: random.orthogonal(K, 2, s), "wald": lambda s: random.wald(K, 1., s),
+    "gamma": lambda s: random.gamma(K, 2., s), "loggamma": lambda s: random.loggamma(K, 2., s),
+    "beta": lambda s: random.beta(K, 2., 3., s),
+    "dirichlet": lambda s: random.dirichlet(K, jnp.ones(2), s),
+    "chisquare": lambda s: random.chisquare(K, 2., s), "f": lambda s: random.f(K, 2., 3., s),
+    "t": lambda s: random.t(K, 3., s), "generalized_normal": lambda s: random.generalized_normal(K, 1.5, s),
+    "ball": lambda s: random.ball(K, 2, 2, s), "split": lambda s: random.split(K, s),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INT_SHAPE_SAMPLERS))
+def test_int_shape_is_a_one_dimensional_shape(name):
+  """An int shape n is the shape (n,), as JAX's core.canonicalize_shape makes it."""
+  sample = INT_SHAPE_SAMPLERS[name]
+  by_int, by_tuple = sample(3), sample((3,))
+  assert by_int.shape == by_tuple.shape and by_int.shape[:1] == (3,)
+  np.testing.assert_array_equal(random.key_data(by_int) if name == "split" else by_int,
+                                random.key_data(by_tuple) if name == "split" else by_tuple)
+
+
+def test_int_shape_refused_where_jax_refuses():
+  """choice requires a sequence, and a float size is no shape."""
+  with pytest.raises(TypeError, match="must be a sequence"):
+    random.choice(K, 5, 3)
+  with pytest.raises(TypeError, match="Shapes must be 1D sequences"):
+    random.normal(K, 3.0)

@@ -5,9 +5,10 @@ Integer samplers (choice, permutation, categorical, rademacher, geometric)
 are bit-exact. Float samplers apply log/log1p/tan/exp/sqrt/erf_inv/pow,
 which XLA computes with its own float32 approximations: the measured max
 difference from the golden values is ULPS[name] (gumbel 2, logistic 0,
-laplace 0, exponential 0, cauchy 1, maxwell 2, double_sided_maxwell 3,
-weibull_min 0, pareto 1, triangular 0, lognormal 1, rayleigh 1); the tests
-allow those bounds.
+laplace 0, exponential 0, cauchy 1, maxwell 0, double_sided_maxwell 0,
+weibull_min 0, pareto 1, triangular 0, lognormal 1, rayleigh 1; maxwell and
+double_sided_maxwell are normals, whose erf_inv is XLA's); the tests allow
+those bounds.
 """
 
 import json
@@ -26,7 +27,7 @@ SAMPLERS = json.loads((pathlib.Path(__file__).parent / "data" / "prng.json").rea
     "samplers (threefry_partitionable=True)"]
 SEEDS = (3, 2024)
 ULPS = {"gumbel": 2, "laplace": 0, "logistic": 0, "exponential": 0, "cauchy": 1,
-        "maxwell": 2, "double_sided_maxwell": 3, "weibull_min": 0, "pareto": 1,
+        "maxwell": 0, "double_sided_maxwell": 0, "weibull_min": 0, "pareto": 1,
         "triangular": 0, "lognormal": 1, "rayleigh": 1}
 
 # golden-key label (with {s} for the seed) -> function of the key

@@ -242,6 +242,35 @@ def test_int32_plus_python_int(xs, n, mode):
       add(x)
 
 
+@given(st.lists(st.integers(I32_MIN, I32_MAX), min_size=1, max_size=4), _ints,
+       st.sampled_from(["less", "equal", "maximum"]))
+def test_int32_compared_with_python_int(xs, n, op):
+  """Comparisons and max are exact when `n` fits int32 (NumPy on Python ints), else OverflowError."""
+  x = jnp.asarray(np.array(xs, np.int32))
+  fun = getattr(jnp, op)
+  if I32_MIN <= n <= I32_MAX:
+    want = {"less": [v < n for v in xs], "equal": [v == n for v in xs],
+            "maximum": [max(v, n) for v in xs]}[op]
+    np.testing.assert_array_equal(np.asarray(fun(x, n)), np.array(want))
+  else:
+    with pytest.raises(OverflowError, match="too large to convert to int32"):
+      fun(x, n)
+
+
+@given(st.lists(st.floats(-1e6, 1e6, width=32), min_size=1, max_size=4), _ints)
+def test_float32_times_python_int(xs, n):
+  """The int32 range rule holds for float operands too; in range, the int
+  becomes a float32 as NumPy's `np.float32(n)` does."""
+  x = np.array(xs, np.float32)
+  if I32_MIN <= n <= I32_MAX:
+    out = jnp.asarray(x) * n
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(out), x * np.float32(n))
+  else:
+    with pytest.raises(OverflowError, match="too large to convert to int32"):
+      jnp.asarray(x) * n
+
+
 @given(st.lists(st.integers(0, 255), min_size=1, max_size=4), _ints)
 def test_uint8_plus_python_int(xs, n):
   """The range rule is int32's even for a uint8 array; in range, the int wraps into uint8."""

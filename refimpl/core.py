@@ -87,7 +87,10 @@ class ShapedArray:
 
 
 def canonicalize_shape(shape):
-  """`shape` as a tuple of Python ints; anything else (a traced size) is a TypeError."""
+  """`shape` as a tuple of Python ints (a Python int `n` is the shape (n,), as
+  in JAX); anything else (a traced size) is a TypeError."""
+  if isinstance(shape, int):
+    shape = (shape,)
   try:
     return tuple(operator.index(d) for d in shape)
   except TypeError:

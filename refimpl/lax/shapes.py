@@ -90,7 +90,8 @@ def _broadcast_in_dim_shape_rule(operand, *, shape, broadcast_dimensions):
         f"ndim; got broadcast_dimensions {broadcast_dimensions} for operand ndim "
         f"{operand.ndim}.")
   if any(d < 0 for d in shape):
-    raise TypeError(f"broadcast_in_dim shape must have non-negative sizes, got {shape}")
+    raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, "
+                    f"got {shape}.")
   if any(not 0 <= d < len(shape) for d in broadcast_dimensions):
     raise TypeError(f"broadcast_in_dim broadcast_dimensions {broadcast_dimensions} "
                     f"out of range for result rank {len(shape)}")
@@ -783,7 +784,7 @@ def _iota_shape_rule(*, dtype, shape, dimension):
   if dtypes.is_bool(dtype):
     raise TypeError("iota does not accept dtype bool")
   if any(d < 0 for d in shape):
-    raise TypeError(f"iota shape must have non-negative sizes, got {shape}")
+    raise TypeError(f"iota shape must have every element be nonnegative, got {shape}.")
   if not 0 <= dimension < len(shape):
     raise ValueError(f"iota dimension must be between 0 and len(shape), got "
                      f"dimension={dimension} for shape {shape}")

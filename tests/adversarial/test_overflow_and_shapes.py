@@ -132,7 +132,11 @@ CASES = [
     Case("full_2**40_float32", lambda: jnp.full(2, 2**40, jnp.float32), (),
          Value([2.0**40] * 2, "float32"), vmap=False),
     # Bad shapes.
-    Case("zeros_negative", lambda: jnp.zeros((-1,)), (), Raises(TypeError, "(-1,)"), vmap=False),
+    Case("zeros_negative", lambda: jnp.zeros((-1,)), (),
+         Raises(TypeError, "broadcast_in_dim shape must have every element be nonnegative, "
+                           "got (-1,)."), vmap=False),
+    Case("iota_negative", lambda: lax.iota(jnp.int32, -1), (),
+         Raises(TypeError, "iota shape must have every element be nonnegative"), vmap=False),
     Case("zeros_float_dim", lambda: jnp.zeros((2.0,)), (),
          Raises(TypeError, "Shapes must be 1D sequences of concrete values of integer type"),
          vmap=False),

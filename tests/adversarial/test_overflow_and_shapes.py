@@ -4,8 +4,9 @@
 data: an expression (a function of array arguments, the Python ints inside
 it) and what JAX gives, a value with its dtype or an error class with a
 fragment of its message. Each row runs eagerly, and under `jit` and `vmap`
-where the row says so. `REFIMPL_CHOICES` are rows where refimpl raises
-where JAX does not (docs/out_of_bounds.md, docs/errors.md say why).
+where the row says so. `REFIMPL_CHOICES` are rows where refimpl's error is
+its own choice: JAX wraps, runs for minutes, or fails in XLA with another
+text (docs/out_of_bounds.md, docs/errors.md say why).
 
 The rules behind the rows: a Python int takes the default integer dtype
 (int32, int64 with x64) wherever it enters as a value, and must fit it

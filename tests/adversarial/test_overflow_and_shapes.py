@@ -16,7 +16,7 @@ explicit casts (`lax.convert_element_type`, `jnp.array(n, dtype)`) follow
 NumPy (wrap, or NumPy's own OverflowError).
 """
 
-from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pytest
@@ -24,37 +24,16 @@ from hypothesis import given, strategies as st
 
 import refimpl as jax
 import refimpl.numpy as jnp
-from refimpl import dtypes, jit, lax, vmap
+from refimpl import dtypes, jit, lax
 from refimpl.errors import JaxRuntimeError
+from conformance.facts import Fact, Raises, Value, check
 
 I32_MIN, I32_MAX = -2**31, 2**31 - 1
 I64_MIN, I64_MAX = -2**63, 2**63 - 1
 
 
-@dataclass
-class Value:
-  """The result JAX gives: `value` (as NumPy data) of dtype `dtype`."""
-  value: object
-  dtype: str
-  weak_type: bool = False
-
-
-@dataclass
-class Raises:
-  """The error JAX raises: its class and a fragment of its message."""
-  error: type
-  fragment: str
-
-
-@dataclass
-class Case:
-  name: str
-  fun: object        # called with `args`
-  args: tuple
-  expected: object   # Value or Raises
-  jit: bool = True   # also as jit(fun)(*args)
-  vmap: bool = True  # also batched over a leading axis of 2 (args must be arrays)
-  x64: bool = False
+# The rows of this table also run under vmap unless they say otherwise.
+Case = partial(Fact, vmap=True)
 
 
 def _too_large(n, dtype="int32"):
@@ -163,40 +142,9 @@ REFIMPL_CHOICES = [
 ]
 
 
-def _modes(case):
-  """(mode, function, arguments as Arrays, whether batched) for each way to run `case`."""
-  args = tuple(jnp.asarray(a) for a in case.args)
-  yield "eager", case.fun, args, False
-  if case.jit:
-    yield "jit", jit(case.fun), args, False
-  if case.vmap and case.args:
-    yield "vmap", vmap(case.fun), tuple(jnp.stack([a, a]) for a in args), True
-
-
-def _check(fun, args, expected, batched):
-  if isinstance(expected, Raises):
-    with pytest.raises(expected.error) as info:
-      fun(*args)
-    assert expected.fragment in str(info.value)
-    return
-  out = fun(*args)
-  want = np.asarray(expected.value, dtype=expected.dtype)
-  if batched:
-    want = np.stack([want, want])
-  assert out.dtype == np.dtype(expected.dtype)
-  np.testing.assert_array_equal(np.asarray(out), want)
-  if not batched:
-    assert out.weak_type == expected.weak_type
-
-
 @pytest.mark.parametrize("case", CASES + REFIMPL_CHOICES, ids=lambda c: c.name)
 def test_case(case):
-  with jax.enable_x64(case.x64):
-    for mode, fun, args, batched in _modes(case):
-      try:
-        _check(fun, args, case.expected, batched)
-      except AssertionError as err:
-        raise AssertionError(f"{case.name} ({mode}): {err}") from None
+  check(case)
 
 
 def test_jit_argument_out_of_range():

@@ -642,7 +642,7 @@ def _fma_f32(a, b, c):
   result = total.astype(np.float32)
   bits = total.view(np.uint64)
   suspect = (bits & 0x1FFFFFFF) == 0x10000000
-  suspect |= np.abs(total) < 2.0 ** -126
+  suspect |= np.abs(result) <= np.float32(2.0 ** -126)
   if suspect.any():
     a, b, c = (np.broadcast_to(v, total.shape)[suspect] for v in (a, b, c))
     result[suspect] = _round_to_odd_sum(np.multiply(a, b, dtype=np.float64),
@@ -702,11 +702,15 @@ def _xla_log1p(x):
   float64): for |x| < sqrt(2) - 1 Cephes' rational form x - x**2/2 + x**3 *
   P(x)/Q(x), else log(1 + x) (the logarithm correctly rounded)."""
   dtype = x.dtype
-  x_squared = x * x
-  ratio = _horner(x, _LOG1P_NUMERATOR) / _horner(x, _LOG1P_DENOMINATOR)
-  small = x + fused_multiply_add(dtype.type(-0.5), x_squared, x * x_squared * ratio)
-  large = np.log((x + dtype.type(1)).astype(np.float64)).astype(dtype)
-  return np.where(np.abs(x) < dtype.type(0.41421356237309504880), small, large)
+  result = np.empty_like(x)
+  small = np.abs(x) < dtype.type(0.41421356237309504880)
+  t = x[small]
+  t_squared = t * t
+  ratio = _horner(t, _LOG1P_NUMERATOR) / _horner(t, _LOG1P_DENOMINATOR)
+  result[small] = t + fused_multiply_add(dtype.type(-0.5), t_squared, t * t_squared * ratio)
+  large = ~small
+  result[large] = np.log((x[large] + dtype.type(1)).astype(np.float64)).astype(dtype)
+  return result
 
 
 _ERF_INV_F32 = (

@@ -57,6 +57,20 @@ def test_threefry2x32_is_elementwise(k1, k2, pairs):
     assert (int(y1[i]), int(y2[i])) == (int(z1), int(z2))
 
 
+def test_threefry2x32_large_and_strided_operands():
+  """Arrays spanning many of the rule's blocks, a transposed operand and a
+  broadcast key hash as each element alone."""
+  rng = np.random.default_rng(0)
+  x1 = rng.integers(0, 2 ** 32, (300, 200), dtype=np.uint32)
+  x2 = rng.integers(0, 2 ** 32, (200, 300), dtype=np.uint32).T
+  k1 = rng.integers(0, 2 ** 32, (300, 1), dtype=np.uint32)
+  y1, y2 = prng.threefry2x32_p.bind(k1, np.uint32(7), x1, x2)
+  assert y1.shape == y2.shape == (300, 200)
+  for i, j in [(0, 0), (123, 45), (299, 199), (150, 0)]:
+    z1, z2 = prng.threefry2x32_p.bind(k1[i, 0], np.uint32(7), x1[i, j], x2[i, j])
+    assert (int(y1[i, j]), int(y2[i, j])) == (int(z1), int(z2))
+
+
 def test_threefry2x32_shape_rule_errors():
   with pytest.raises(TypeError, match="must have uint32 type"):
     prng.threefry2x32_p.bind(np.int32(0), np.uint32(0), np.uint32(0), np.uint32(0))

@@ -1,11 +1,12 @@
 """Cases for `dot_general` (refimpl/lax/linalg.py) and the jnp products built
 on it (refimpl/numpy/products.py).
 
-The expected values are NumPy's products computed exactly enough to be the
-reference's semantics: floats in float64/complex128 (dot_general sums in the
-wide type and rounds once; NumPy's own float16 loops would round every
-partial sum), integers in 64 bits and then wrapped to the operands' dtype
-(the sum modulo 2**bits is the same however it is accumulated).
+The expected values are NumPy's products computed exactly enough to check
+the reference within the dtype's tolerance: floats in float64/complex128
+(dot_general sums real floats in float32 or float64, as XLA on CPU; NumPy's
+own float16 loops would round every partial sum), integers in 64 bits and
+then wrapped to the operands' dtype (the sum modulo 2**bits is the same
+however it is accumulated).
 """
 
 import string

@@ -21,7 +21,7 @@ from refimpl.core import Primitive, ShapedArray
 from refimpl.interpreters import ad, batching
 from refimpl.lax import elementwise, shapes
 from refimpl.lax.linalg import canonicalize_precision, dot_general
-from refimpl.lax.rules import ANY, accumulation_dtype, as_dtype, check_dtype, check_same_dtypes
+from refimpl.lax.rules import ANY, as_dtype, check_dtype, check_same_dtypes, contraction_dtype
 from refimpl.lax.windows import dilate_shape, stride_dim, padtype_to_pads
 
 __all__ = ['ConvDimensionNumbers', 'ConvGeneralDilatedDimensionNumbers',
@@ -225,36 +225,59 @@ def _conv_general_dilated_reference(lhs, rhs, *, window_strides, padding, lhs_di
   `max(0, (padded - dilated kernel) // stride + 1)`, laid out by `out_spec`.
   Dtype: lhs and rhs share a dtype; the result has it, or
   `preferred_element_type` (same kind and not narrower; integers may
-  become floats). Values: products are summed in double precision
-  (complex128, or 64-bit integers) and rounded once to the result dtype
-  (XLA accumulates in the result dtype, so float results may differ in the
-  last bits); integers wrap; bool gives the OR of ANDs. An empty sum is 0.
-  `precision` has no effect.
+  become floats). Values, as dot_general's: real floats are multiplied and
+  summed in the result dtype (16-bit floats in float32, the sum rounded
+  once), in an unspecified order, so the last bits of a float result
+  depend on the implementation (as XLA on CPU); complex numbers are
+  computed in complex128 and rounded; integers wrap; bool gives the OR of
+  ANDs. An empty sum is 0. `precision` has no effect.
   """
   out_dtype = _conv_dtype(lhs, rhs, preferred_element_type)
-  wide = accumulation_dtype(out_dtype)
+  compute = contraction_dtype(out_dtype)
   lhs_spec, rhs_spec, out_spec = dimension_numbers
-  x = np.transpose(lhs, lhs_spec).astype(wide)   # (N, C, spatial...)
-  w = np.transpose(rhs, rhs_spec).astype(wide)   # (O, I, kernel spatial...)
+  x = np.transpose(lhs, lhs_spec).astype(compute)   # (N, C, spatial...)
+  w = np.transpose(rhs, rhs_spec).astype(compute)   # (O, I, kernel spatial...)
   config = tuple((lo, hi, d - 1) for (lo, hi), d in zip(padding, lhs_dilation))
-  x = shapes.pad_p.impl(x, np.zeros((), wide), padding_config=((0, 0, 0),) * 2 + config)
-  is_element = shapes.pad_p.impl(np.ones(_permute(lhs.shape, lhs_spec[2:]), bool),
-                                 np.False_, padding_config=config)
+  x = shapes.pad_p.impl(x, np.zeros((), compute), padding_config=((0, 0, 0),) * 2 + config)
   n, c = x.shape[:2]
   o, i = w.shape[:2]
   groups, batch_groups = feature_group_count, batch_group_count
+  spatial = tuple(range(x.ndim - 2))
+  # x as (batch group, group, n, spatial..., i); w as (batch group, group, kernel..., i, o)
   x = x.reshape((batch_groups, n // batch_groups, groups, c // groups) + x.shape[2:])
+  x = np.ascontiguousarray(x.transpose((0, 2, 1) + tuple(4 + d for d in spatial) + (3,)))
   w = w.reshape((batch_groups, groups, o // (groups * batch_groups), i) + w.shape[2:])
+  w = w.transpose((0, 1) + tuple(4 + d for d in spatial) + (3, 2))
   out_spatial = tuple(stride_dim(d, k, s) for d, k, s in zip(
-      x.shape[4:], dilate_shape(w.shape[4:], rhs_dilation), window_strides))
-  out = np.zeros((n // batch_groups, batch_groups, groups, w.shape[2]) + out_spatial, wide)
-  if all(out_spatial):
-    for k in np.ndindex(*w.shape[4:]):
-      # the lhs positions kernel tap k reads, for every output position
-      taps = tuple(slice(kd * r, kd * r + (size - 1) * s + 1, s) for kd, r, size, s
-                   in zip(k, rhs_dilation, out_spatial, window_strides))
-      product = np.einsum("bngi...,bgoi->nbgo...", x[(...,) + taps], w[(...,) + k])
-      out += np.where(is_element[taps], product, 0)
+      x.shape[3:-1], dilate_shape(w.shape[2:-2], rhs_dilation), window_strides))
+  out_shape = (batch_groups, groups, n // batch_groups) + out_spatial + (w.shape[-1],)
+  kernel_taps = list(np.ndindex(*w.shape[2:-2]))
+  # for each kernel tap, the lhs positions it reads, for every output position
+  reads = [tuple(slice(kd * r, kd * r + (size - 1) * s + 1, s) for kd, r, size, s
+                 in zip(k, rhs_dilation, out_spatial, window_strides)) for k in kernel_taps]
+  rows = 1 + len(out_spatial)   # n and the output positions
+
+  def matrix(a, rows):   # a batch (batch group, group) of matrices: leading dims as rows
+    return a.reshape(a.shape[:2] + (math.prod(a.shape[2:2 + rows]), math.prod(a.shape[2 + rows:])))
+
+  if not (all(out_spatial) and kernel_taps and i):
+    out = np.zeros(out_shape, compute)
+  elif np.isfinite(w).all():
+    # Holes and padding hold zeros, and so do their products with a finite
+    # kernel: one matrix product over all (tap, input feature) pairs.
+    patches = np.stack([x[(..., *taps, slice(None))] for taps in reads], axis=-2)
+    out = np.matmul(matrix(patches, rows), matrix(w, w.ndim - 3)).reshape(out_shape)
+  else:
+    # An infinity or NaN of the kernel meets elements only: tap by tap, masked.
+    is_element = shapes.pad_p.impl(np.ones(_permute(lhs.shape, lhs_spec[2:]), bool),
+                                   np.False_, padding_config=config)
+    out = np.zeros(out_shape, compute)
+    for k, taps in zip(kernel_taps, reads):
+      product = np.matmul(matrix(x[(..., *taps, slice(None))], rows),
+                          w[(slice(None), slice(None), *k)])
+      out += np.where(is_element[taps][..., None], product.reshape(out_shape), 0)
+  # (batch group, group, n, spatial..., o) -> (n, batch group, group, o, spatial...)
+  out = out.transpose((2, 0, 1, out.ndim - 1) + tuple(3 + d for d in spatial))
   out = out.reshape((n // batch_groups, o) + out_spatial)
   if dtypes.is_bool(out_dtype):
     out = out > 0

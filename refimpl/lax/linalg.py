@@ -31,8 +31,8 @@ from refimpl.lax.elementwise import (add, conj, convert_element_type, div, eq, g
 from refimpl.lax.indexing import (GatherDimensionNumbers, GatherScatterMode,
                                   ScatterDimensionNumbers, gather, scatter)
 from refimpl.lax.reductions import reduce_sum
-from refimpl.lax.rules import (ANY, INEXACT, accumulation_dtype, as_dtype, check_dtype,
-                               check_same_dtypes, const)
+from refimpl.lax.rules import (ANY, INEXACT, as_dtype, check_dtype, check_same_dtypes, const,
+                               contraction_dtype)
 from refimpl.lax.shapes import (broadcast, broadcasted_iota, concatenate, expand_dims, full,
                                 full_like, pad, reshape, squeeze, transpose)
 
@@ -48,8 +48,8 @@ DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
 class Precision(enum.Enum):
   """Requested precision of a contraction on accelerators.
 
-  Accepted and recorded, as in JAX; the reference rule is always exact (see
-  dot_general), so it has no effect on results here.
+  Accepted and recorded, as in JAX; it has no effect on results here, as on
+  XLA's CPU backend (see dot_general).
   """
   DEFAULT = 0
   HIGH = 1
@@ -137,17 +137,20 @@ def _dot_general_reference(lhs, rhs, *, dimension_numbers, precision,
   precision" one of the two (complex > wider exponent > wider mantissa >
   wider > signed; two different types of equal rank are an error), or
   `preferred_element_type` when given (it must not be narrower for
-  integers). Values: products are summed exactly as the result dtype's
-  wide type (double or complex128 for floats, int64/uint64 for integers)
-  and rounded once; integers wrap modulo 2**bits; bool gives the OR of
-  ANDs. An empty contraction gives 0. `precision` has no effect.
+  integers). Values, as XLA computes them on CPU: real floats are
+  multiplied and summed in the result dtype (16-bit floats in float32, the
+  sum rounded once), in an unspecified order, so the last bits of a float
+  result depend on the implementation; complex numbers are computed in
+  complex128 and rounded; IEEE rules hold (0 * inf is NaN). Integers are
+  exact, wrapping modulo 2**bits; bool gives the OR of ANDs. An empty
+  contraction gives 0. `precision` has no effect.
   """
   (lc, rc), (lb, rb) = dimension_numbers
   out_dtype = _dot_general_dtype(lhs, rhs, preferred_element_type)
   lhs_free = _free_dims(lhs.ndim, lc, lb)
   rhs_free = _free_dims(rhs.ndim, rc, rb)
-  # Put both operands in (batch, free, contracting) order, then contract with
-  # einsum over a single flattened contracting axis.
+  # Put both operands in (batch, free, contracting) order, then contract them
+  # as a batch of matrix products over a single flattened contracting axis.
   lhs_t = np.transpose(lhs, [*lb, *lhs_free, *lc])
   rhs_t = np.transpose(rhs, [*rb, *rhs_free, *rc])
   batch_shape = lhs_t.shape[:len(lb)]
@@ -155,10 +158,13 @@ def _dot_general_reference(lhs, rhs, *, dimension_numbers, precision,
   rhs_free_shape = rhs_t.shape[len(rb):len(rb) + len(rhs_free)]
   size = lambda shape: int(np.prod(shape, dtype=np.int64))
   b, k = size(batch_shape), size([lhs.shape[d] for d in lc])
-  lhs_3d = lhs_t.reshape(b, size(lhs_free_shape), k)
-  rhs_3d = rhs_t.reshape(b, size(rhs_free_shape), k)
-  wide = accumulation_dtype(out_dtype)
-  out = np.einsum("bik,bjk->bij", lhs_3d.astype(wide), rhs_3d.astype(wide))
+  compute = contraction_dtype(out_dtype)
+  lhs_3d = lhs_t.reshape(b, size(lhs_free_shape), k).astype(compute, copy=False)
+  rhs_3d = rhs_t.reshape(b, size(rhs_free_shape), k).astype(compute, copy=False)
+  if np.isfinite(lhs_3d).all() and np.isfinite(rhs_3d).all():
+    out = np.matmul(lhs_3d, np.swapaxes(rhs_3d, 1, 2))   # by BLAS where NumPy has it
+  else:   # NumPy's own loops: BLAS kernels need not keep 0 * inf = NaN
+    out = np.einsum("bik,bjk->bij", lhs_3d, rhs_3d)
   if dtypes.is_bool(out_dtype):
     out = out > 0
   out = out.reshape(batch_shape + lhs_free_shape + rhs_free_shape)

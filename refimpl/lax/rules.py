@@ -128,6 +128,19 @@ def accumulation_dtype(dtype):
   return np.dtype(np.uint64 if dtypes.is_unsigned(dtype) else np.int64)
 
 
+def contraction_dtype(dtype):
+  """The dtype a contraction (dot_general, conv_general_dilated) with result
+  `dtype` multiplies and sums in: as XLA on CPU, the result dtype for
+  float32 and float64, and float32 for 16-bit floats; complex128 for
+  complex (a complex64 BLAS kernel may overflow in its intermediates);
+  64-bit integers for integers and bool (exact, wrapping once rounded)."""
+  if dtype in (dtypes.float16, dtypes.bfloat16):
+    return np.dtype(np.float32)
+  if dtypes.is_float(dtype):
+    return np.dtype(dtype)
+  return accumulation_dtype(dtype)
+
+
 def max_identity(dtype):
   """The smallest value of `dtype` (-inf for floats, False for bool): the
   identity of max."""

@@ -586,7 +586,8 @@ def fused_multiply_add(a, b, c):
 
   XLA on CPU contracts a multiplication feeding an addition into one FMA
   instruction (LLVM's AllowFPOpFusion=Fast), so this is how XLA evaluates
-  `a * b + c` inside compiled programs (see `_erf_inv`, `random.uniform`).
+  `a * b + c` inside compiled programs: `_erf_inv` uses it, and
+  docs/random.md says why `random.uniform` does not.
 
   float32, proof of exactness: a*b has at most 48 significant bits and is
   exact in float64; TwoSum gives s + e = a*b + c exactly (s the float64

@@ -195,6 +195,8 @@ def run_workloads(impl, names, size_elems, budget):
 # --- the report ------------------------------------------------------------------------
 
 def _fmt_time(t):
+  if t < 0:
+    return "-" + _fmt_time(-t)
   if t >= 1:
     return f"{t:.2f} s"
   if t >= MS:
@@ -202,20 +204,24 @@ def _fmt_time(t):
   return f"{t / US:.1f} us"
 
 
-def _per_eqn_cost(ref):
-  chain = ref.get("jit 2000-op chain, per eqn", {})
-  return chain.get("median", 0) / 2000 if "median" in chain else None
+def _per_eqn_cost(results, stat):
+  """The `stat` ("median" or "min") time per equation of the 2000-op chain (0
+  when it was not run)."""
+  chain = results.get("jit 2000-op chain, per eqn", {})
+  return chain[stat] / 2000 if stat in chain else 0
 
 
-def _figure(name, res, ref):
-  """The figure shown for a workload: per call, or per equation/iteration."""
+def _figure(name, res, results):
+  """(median, min) of the figure shown for a workload: the time per call, or
+  per equation, or per loop iteration beyond the body's equations (at the
+  per-equation cost measured in the same run, `results`)."""
   target = WORKLOADS[name][3]
   if target and target[0] == "per_eqn":
     return res["median"] / target[2], res["min"] / target[2]
   if target and target[0] == "loop":
     _, _, n, body = target
-    per_eqn = _per_eqn_cost(ref) or 0
-    return (res["median"] / n - body * per_eqn, res["min"] / n - body * per_eqn)
+    return tuple(res[stat] / n - body * _per_eqn_cost(results, stat)
+                 for stat in ("median", "min"))
   return res["median"], res["min"]
 
 
@@ -258,7 +264,7 @@ def report(ref, jax, size_elems):
     median, minimum = _figure(name, res, ref)
     j = jax.get(name, {})
     jmed = _figure(name, j, jax)[0] if "median" in j else None
-    ratio = median / jmed if jmed else None
+    ratio = median / jmed if jmed and jmed > 0 else None
     lines.append(f"{name:38} {_fmt_time(median):>14} {_fmt_time(minimum):>10} "
                  f"{res['noise']:6.0%} {_fmt_time(jmed) if jmed else '-':>11} "
                  f"{f'{ratio:.1f}x' if ratio else '-':>7}  {_verdict(name, ref, jax)}")

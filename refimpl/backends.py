@@ -2,7 +2,11 @@
 
 A backend is registered under a name with a `compile(closed_jaxpr)` function
 returning a callable that takes the jaxpr's inputs as NumPy arrays (flat, in
-order) and returns the list of its outputs as NumPy arrays. `reference`, the
+order) and returns the list of its outputs as NumPy arrays. jit calls
+`compile` once per program structure (jaxpr, input types, backend, tracing
+config) and hands it jaxprs without consts: the consts of the traced program
+come first among the inputs, so a program closing over new values of the
+same types reuses the compiled callable. `reference`, the
 jaxpr interpreter, is always present and is the default. Select one with
 `config.update("backend", name)`, the `REFIMPL_BACKEND` environment variable,
 or `jit(f, backend=name)`.

@@ -270,7 +270,13 @@ _SHAPE_RULE_RESULTS = {}
 def _shape_rule(primitive, in_avals, params):
   """`primitive.abstract_eval(*in_avals, **params)`, remembered: a shape rule
   is a function of the avals, the params (told apart by type too: 2 and 2.0
-  differ) and x64 alone. Errors are raised anew each time."""
+  differ) and x64 alone. Errors are raised anew each time. Primitives with
+  jaxpr params (jit, scan, cond, ...) are not remembered: their keys would
+  keep the jaxprs' consts alive."""
+  jaxpr_types = _jaxpr_types()
+  if any(isinstance(v, jaxpr_types) or (type(v) is tuple and v and isinstance(
+      v[0], jaxpr_types)) for v in params.values()):
+    return primitive.abstract_eval(*in_avals, **params)
   key = (primitive, config.jax_enable_x64, *in_avals,
          *[(k, type(v), v) for k, v in params.items()])
   try:
@@ -331,6 +337,12 @@ def make_array(data, aval):
   array = _array_type()(data, weak_type=aval.weak_type)
   array._aval = aval  # the aval it would build (it describes `data` exactly)
   return array
+
+
+@functools.cache
+def _jaxpr_types():
+  from refimpl.jaxpr import ClosedJaxpr, Jaxpr  # refimpl.jaxpr builds on this module
+  return ClosedJaxpr, Jaxpr
 
 
 @functools.cache

@@ -207,3 +207,36 @@ def test_eval_trace_checks_rules_against_shape_rule():
 def test_lax_is_strict_about_dtypes():
   with pytest.raises(TypeError, match="requires arguments to have the same dtypes"):
     lax.add(np.int32(1), np.float32(1))
+
+
+@pytest.mark.parametrize("run", [lambda x: lax.reshape(x, x.shape),
+                                 lambda x: jax.jit(lambda y: y)(x),
+                                 lambda x: jnp.reshape(x, (2, 2))[0]],
+                         ids=["eager no-op", "jit identity", "view"])
+def test_results_never_alias_a_users_numpy_array(run):
+  x = np.arange(4, dtype=np.float32)
+  out = run(x)
+  x[:] = -1  # the user's array stays theirs (writeable), the result unchanged
+  assert x.flags.writeable
+  assert (np.asarray(out) >= 0).all()
+
+
+def test_a_rule_whose_result_is_new_gives_an_array_owning_it():
+  x = jnp.arange(4.0)
+  out = x + 1
+  assert not np.asarray(out).flags.writeable
+  with pytest.raises(ValueError):
+    np.asarray(out)[0] = 5
+
+
+def test_shape_rule_errors_are_raised_every_time():
+  for _ in range(2):
+    with pytest.raises(TypeError, match="requires arguments to have the same dtypes"):
+      lax.add(np.int32(1), np.float32(1))
+
+
+def test_remembered_shape_rules_tell_param_types_apart():
+  x = jnp.arange(3.0)
+  assert lax.integer_pow(x, 2).dtype == np.float32
+  with pytest.raises(TypeError):
+    lax.integer_pow(x, 2.0)

@@ -217,7 +217,7 @@ class Primitive:
 
   def bind(self, *args, **params):
     """Applies the primitive in the current trace."""
-    return current_trace().process_primitive(self, args, params)
+    return _context.trace.process_primitive(self, args, params)
 
   @property
   def __doc__(self):

@@ -4,6 +4,8 @@ Values include the edge cases that specifications get wrong: NaN, ±inf,
 -0.0, empty and size-1 axes, and the extreme integers of each dtype.
 """
 
+import math
+
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -404,6 +406,13 @@ def bounded_elements(dtype, low, high):
   low, high = (float(np.asarray(min(max(v, -big), big), dtype)) for v in (low, high))
   return hnp.from_dtype(dtype, min_value=low, max_value=high, allow_nan=False,
                         allow_infinity=False)
+
+
+def non_integer_floats(low, high, margin):
+  """Floats in (low, high) at least `margin` away from every integer (the poles
+  of the gamma family), built rather than filtered: an integer plus a fraction."""
+  return st.builds(lambda n, f: n + f, st.integers(math.floor(low), math.ceil(high) - 1),
+                   st.floats(margin, 1 - margin)).filter(lambda v: low < v < high)
 
 
 def bounded_case_inputs(dtype_list, n=1, low=-100.0, high=100.0, max_dims=3, kwargs=None):

@@ -123,7 +123,9 @@ def _binary_exponentiation(x, y):
       n >>= 1
       if n:
         base = (_wide(base) * _wide(base)).astype(x.dtype)
-    return 1 / _wide(acc) if y < 0 else acc
+  if y > 0:
+    return acc
+  return _xla_complex(_xla_divide, np.divide)(np.ones_like(acc), acc)   # XLA's 1 / acc
 
 
 def _modf(x):
@@ -278,6 +280,92 @@ DIVERGENCES.update({
         "NumPy's function on operands converted to JAX's result dtype (the case's "
         "`ufunc` names it).",
         _in_promoted_dtype),
+})
+
+
+# --- complex special values: XLA's formulas, not C99's ------------------------------------------
+
+def _xla_complex(complex_fn, real_fn):
+  """`complex_fn` on complex128 operands (`real_fn`, computed wide, on real ones)."""
+  def expected(*args):
+    args = [np.asarray(a) for a in args]
+    wide = [a.astype(np.complex128 if dtypes.is_complex(a.dtype) else np.float64)
+            if dtypes.is_inexact(a.dtype) else a for a in args]
+    with np.errstate(all="ignore"):
+      return (complex_fn if dtypes.is_complex(args[0].dtype) else real_fn)(*wide)
+  return expected
+
+
+def _parts(real, imag):
+  out = np.empty(np.broadcast_shapes(np.shape(real), np.shape(imag)), np.complex128)
+  out.real, out.imag = real, imag
+  return out
+
+
+def _nan_part(z):
+  return np.isnan(z.real) | np.isnan(z.imag)
+
+
+def _xla_abs(z):
+  return np.where(_nan_part(z), np.nan, np.abs(z))
+
+
+def _xla_sign(z):
+  modulus = _xla_abs(z)
+  return np.where(modulus == 0, 0, _parts(z.real / modulus, z.imag / modulus))
+
+
+def _xla_exp(z):
+  return _parts(np.exp(z.real) * np.cos(z.imag), np.exp(z.real) * np.sin(z.imag))
+
+
+def _xla_log(z):
+  return np.where(_nan_part(z), complex(np.nan, np.nan), np.log(z))
+
+
+def _xla_divide(x, y):
+  """NumPy's quotient, with XLA's results where NumPy's has NaN in both parts
+  or divides by zero (see refimpl's `_complex_quotient`)."""
+  x, y = np.broadcast_arrays(x, y)
+  q = x / y
+  a, b, c, d = x.real, x.imag, y.real, y.imag
+  unit = lambda v: np.copysign(np.where(np.isinf(v), 1.0, 0.0), v)
+  both_nan = np.isnan(q.real) & np.isnan(q.imag)
+  inf_over_finite = (np.isinf(a) | np.isinf(b)) & np.isfinite(c) & np.isfinite(d)
+  finite_over_inf = (np.isinf(c) | np.isinf(d)) & np.isfinite(a) & np.isfinite(b)
+  q = np.where(both_nan & finite_over_inf,
+               _parts(0.0 * (a * unit(c) + b * unit(d)), 0.0 * (b * unit(c) - a * unit(d))), q)
+  q = np.where(both_nan & inf_over_finite,
+               _parts(np.inf * (unit(a) * c + unit(b) * d), np.inf * (unit(b) * c - unit(a) * d)),
+               q)
+  by_zero = (c == 0) & (d == 0) & ~(np.isnan(a) & np.isnan(b))
+  return np.where(by_zero, _parts(np.copysign(np.inf, c) * a, np.copysign(np.inf, c) * b), q)
+
+
+DIVERGENCES.update({
+    "complex_abs_of_nan_part_is_nan": Divergence(
+        "abs of a complex number with a NaN part is NaN, even where the other part "
+        "is infinite (XLA's modulus); NumPy follows C99's hypot (inf).",
+        _xla_complex(_xla_abs, np.abs)),
+    "complex_sign_divides_parts_by_abs": Divergence(
+        "sign of a complex number divides each part by abs (XLA), so an infinite "
+        "part gives NaN (sign(inf+1j) is nan+0j); NumPy's limit is 1+0j.",
+        _xla_complex(_xla_sign, np.sign)),
+    "complex_exp_is_exp_times_cis": Divergence(
+        "exp(a+bi) of a complex number is exp(a) cos(b) + exp(a) sin(b) i (XLA), so "
+        "exp(inf+0j) is inf+nanj and exp(-inf+infj) nan+nanj; NumPy follows C99 "
+        "(inf+0j and 0+0j).",
+        _xla_complex(_xla_exp, np.exp)),
+    "complex_log_of_nan_part_is_nan": Divergence(
+        "log of a complex number with a NaN part is nan+nanj (log of XLA's abs); "
+        "NumPy follows C99 (log(inf+nanj) is inf+nanj).",
+        _xla_complex(_xla_log, np.log)),
+    "complex_division_follows_xla": Divergence(
+        "Complex division is Smith's algorithm with XLA's recovery where both parts "
+        "are NaN: x / 0 is x times copysign(inf, Re y), an infinite x over a finite "
+        "y is infinite, a finite x over an infinite y is zero; NumPy gives NaN "
+        "parts there (and (0+1j) / (-0+0j) is nan+infj, XLA's nan-infj).",
+        _xla_complex(_xla_divide, np.divide)),
 })
 
 

@@ -24,6 +24,7 @@ from refimpl import dtypes, lax
 from conformance import strategies as S
 from conformance.autodiff import ADCase
 from conformance.cases import Case
+from conformance.divergences import DIVERGENCES
 
 ALL = S.ALL_DTYPES
 INEXACT = S.FLOAT_DTYPES + S.COMPLEX_DTYPES
@@ -386,10 +387,10 @@ def _numpy_set(x, y, idx):
 
 def _numpy_divide(x, y, idx):
   """x / d, where d is ones of x's dtype with the divisors multiplied in at idx
-  (JAX's definition: repeated indices divide by the product of their values)."""
+  (JAX's definition: repeated indices divide by the product of their values),
+  complex numbers divided as XLA divides them."""
   divisors = _numpy_update(np.multiply)(np.ones_like(x), y, idx)
-  with np.errstate(all="ignore"):
-    return _wide(x) / _wide(divisors)
+  return DIVERGENCES["complex_division_follows_xla"].expected(x, divisors)
 
 
 def _getitem_inputs_numeric():

@@ -120,7 +120,7 @@ def _wide(x):
 
 
 def _ieee(x):
-  """`x` as an operand of *, / or sqrt: complex numbers widened (`_wide`), as
+  """`x` as an operand of * or sqrt: complex numbers widened (`_wide`), as
   these are not IEEE operations on them; anything else as it is.
 
   On real floats they are, so computing in x's dtype is rounding the exact
@@ -226,19 +226,27 @@ def _sign(x):
   """Sign: -1, 0 or 1 for integers (0 or 1 unsigned).
 
   Floats: -1.0 or 1.0, but ±0.0 and NaN are returned unchanged (sign(-0.0)
-  is -0.0). Complex: x / |x|, and 0 at 0.
+  is -0.0). Complex (as XLA): each part divided by `abs(x)`, and 0 at 0; so
+  an infinite part gives NaN (sign(inf + 1j) is nan + 0j).
   """
   if dtypes.is_unsigned(x.dtype):
     return x != 0
   if dtypes.is_float(x.dtype):
     return np.where((x == 0) | np.isnan(x), x, np.copysign(1.0, x))
-  return np.sign(_ieee(x))
+  if not dtypes.is_complex(x.dtype):
+    return np.sign(x)
+  modulus = _abs(x)
+  return np.where(modulus == 0, 0, _complex(x.real / modulus, x.imag / modulus))
 
 
 def _abs(x):
   """Absolute value |x|. abs(INT_MIN) wraps to INT_MIN. Complex: the modulus,
-  a real number (computed without intermediate overflow)."""
-  return np.abs(_ieee(x))
+  a real number (computed without intermediate overflow); NaN if either part
+  is NaN, even where the other is infinite (XLA's rule; C's hypot gives inf).
+  """
+  if not dtypes.is_complex(x.dtype):
+    return np.abs(x)
+  return np.where(np.isnan(x.real) | np.isnan(x.imag), np.nan, np.abs(_wide(x)))
 
 
 def _floor(x):
@@ -282,13 +290,16 @@ def _sub(x, y):
 def _div(x, y):
   """Quotient `x / y`.
 
-  Floats and complex: IEEE division (x/0 is ±inf, 0/0 is NaN). Integers:
-  truncated toward zero, as in C (-7 / 2 == -3). Integer division by zero
-  gives -1 (all bits set: the maximum for unsigned types) and INT_MIN / -1
-  gives INT_MIN; these are XLA's results on CPU.
+  Floats: IEEE division (x/0 is ±inf, 0/0 is NaN). Complex: as XLA,
+  Smith's algorithm (see `_complex_quotient`). Integers: truncated toward
+  zero, as in C (-7 / 2 == -3). Integer division by zero gives -1 (all bits
+  set: the maximum for unsigned types) and INT_MIN / -1 gives INT_MIN;
+  these are XLA's results on CPU.
   """
+  if dtypes.is_complex(x.dtype):
+    return _complex_quotient(_wide(x), _wide(y))
   if not dtypes.is_integer(x.dtype):
-    return np.divide(_ieee(x), _ieee(y))
+    return np.divide(x, y)
   x, y = np.broadcast_arrays(x, y)
   by_zero, overflow = _int_division_hazards(x, y)
   safe_y = np.where(by_zero | overflow, np.ones_like(y), y)
@@ -298,6 +309,39 @@ def _div(x, y):
   quotient = np.where(inexact, quotient + np.ones_like(quotient), quotient)
   all_ones = np.array(-1).astype(x.dtype)   # -1, or the maximum of an unsigned type
   return np.where(by_zero, all_ones, quotient)
+
+
+def _complex_quotient(x, y):
+  """(a + bi) / (c + di) by Smith's algorithm, as XLA divides: with r the
+  ratio of the smaller part of the divisor to the larger (d / c where
+  |c| >= |d|), the quotient is ((a + b r) + (b - a r) i) / (c + d r), and
+  ((a r + b) + (b r - a) i) / (d + c r) otherwise. Where that gives NaN in
+  both parts: a zero divisor gives x times copysign(inf, c); an infinite x
+  over a finite divisor, and a finite x over an infinite divisor, give the
+  quotient of (a', b') and (c, d) (or of (a, b) and (c', d')) scaled by inf
+  (or by 0), with a' = copysign(1, a) for an infinite a, else ±0 (the same
+  for b, c', d')."""
+  a, b, c, d = x.real, x.imag, y.real, y.imag
+  by_real = ~(np.abs(c) < np.abs(d))
+  r = np.where(by_real, d / c, c / d)
+  denominator = np.where(by_real, c + d * r, d + c * r)
+  real = np.where(by_real, a + b * r, a * r + b) / denominator
+  imag = np.where(by_real, b - a * r, b * r - a) / denominator
+  unit = lambda v: np.copysign(np.where(np.isinf(v), 1.0, 0.0), v)
+  inf = np.inf
+  cases = [  # (where, real, imag), the first that holds wins
+      ((c == 0) & (d == 0) & ~(np.isnan(a) & np.isnan(b)),
+       np.copysign(inf, c) * a, np.copysign(inf, c) * b),
+      ((np.isinf(a) | np.isinf(b)) & np.isfinite(c) & np.isfinite(d),
+       inf * (unit(a) * c + unit(b) * d), inf * (unit(b) * c - unit(a) * d)),
+      ((np.isinf(c) | np.isinf(d)) & np.isfinite(a) & np.isfinite(b),
+       0.0 * (a * unit(c) + b * unit(d)), 0.0 * (b * unit(c) - a * unit(d))),
+  ]
+  both_nan = np.isnan(real) & np.isnan(imag)
+  for where, case_real, case_imag in reversed(cases):
+    real = np.where(both_nan & where, case_real, real)
+    imag = np.where(both_nan & where, case_imag, imag)
+  return _complex(real, imag)
 
 
 def _int_division_hazards(x, y):
@@ -426,7 +470,7 @@ def _integer_pow(x, *, y):
     n >>= 1
     if n:
       base = _multiply(base, base, dtype)
-  return np.divide(1, _ieee(acc)) if y < 0 else acc
+  return _div(np.ones_like(acc), acc) if y < 0 else acc
 
 
 def _pow(x, y):
@@ -486,8 +530,14 @@ def _pow_shape_rule(x, y):
 # --- exponentials, logarithms, trigonometry --------------------------------------------
 
 def _exp(x, accuracy=None):
-  """e ** x. Overflows to inf; exp(-inf) is 0."""
-  return np.exp(_wide(x))
+  """e ** x. Overflows to inf; exp(-inf) is 0. Complex x = a + bi (as XLA):
+  exp(a) cos(b) + exp(a) sin(b) i, so exp(inf + 0j) is inf + nan j and
+  exp(nan + 0j) is nan + nan j."""
+  x = _wide(x)
+  if not dtypes.is_complex(x.dtype):
+    return np.exp(x)
+  magnitude = np.exp(x.real)
+  return _complex(magnitude * np.cos(x.imag), magnitude * np.sin(x.imag))
 
 
 def _exp2(x, accuracy=None):
@@ -502,8 +552,12 @@ def _expm1(x, accuracy=None):
 
 def _log(x, accuracy=None):
   """Natural logarithm: log(±0) is -inf, log(x < 0) is NaN, log(inf) is inf.
-  Complex: the principal branch (imaginary part in (-pi, pi])."""
-  return np.log(_wide(x))
+  Complex: the principal branch, log(abs(x)) + atan2(imag, real) i (imaginary
+  part in (-pi, pi]); with abs's rule, a NaN part gives nan + nan j."""
+  x = _wide(x)
+  if not dtypes.is_complex(x.dtype):
+    return np.log(x)
+  return np.where(np.isnan(x.real) | np.isnan(x.imag), np.nan + np.nan * 1j, np.log(x))
 
 
 def _log1p(x, accuracy=None):

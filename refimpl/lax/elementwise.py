@@ -154,7 +154,6 @@ def _in_blocks(reference, dtype, operands, params):
   with blocks:
     for *block, out_block in blocks:
       out_block[...] = as_dtype(reference(*block, **params), dtype)
-  out.flags.writeable = False   # no one else holds it: an Array keeps it without a copy
   return out
 
 

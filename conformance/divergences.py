@@ -23,9 +23,12 @@ class Divergence:
 
 
 def _saturating_cast(x, dtype):
-  """Float to integer as XLA on CPU: truncate, saturate, NaN to 0."""
+  """Float to integer as XLA on CPU: truncate, saturate, NaN to 0; complex to
+  anything real (bool too) by its real part."""
   dtype = np.dtype(dtype)
   x = np.asarray(x)
+  if dtypes.is_complex(x.dtype) and not dtypes.is_complex(dtype):
+    x = x.real
   if not dtypes.is_inexact(x.dtype) or not dtypes.is_integer(dtype):
     return x.astype(dtype)
   info = np.iinfo(dtype)
@@ -47,7 +50,8 @@ DIVERGENCES = {
     "float_to_int_cast_saturates": Divergence(
         "Casting floats to integers truncates toward zero and saturates at the "
         "integer type's limits, with NaN becoming 0 (XLA on CPU); NumPy's result "
-        "is undefined and in practice wraps.",
+        "is undefined and in practice wraps. Complex to bool tests the real part "
+        "(NumPy: x != 0).",
         _saturating_cast),
     "nanargmin_all_nan_is_minus_one": Divergence(
         "jnp.nanargmin on an all-NaN slice returns -1; NumPy raises ValueError.",

@@ -875,8 +875,9 @@ def _convert_element_type(operand, *, new_dtype, weak_type):
   Float to integer truncates toward zero and saturates at the integer's
   limits; NaN becomes 0 (so `[254., 255., 256., 257.]` to uint8 is
   `[254, 255, 255, 255]`, unlike NumPy's wrap-around). Integer to narrower
-  integer wraps modulo 2**bits. Anything to bool is `x != 0` (NaN is True).
-  Complex to real keeps the real part. Float to float rounds to nearest even
+  integer wraps modulo 2**bits. Complex to a real type or bool keeps the
+  real part (as XLA's conversion), then anything to bool is `x != 0` (NaN is
+  True; so 1j is False). Float to float rounds to nearest even
   (overflowing to ±inf). `weak_type` marks the result weakly typed.
   """
   new_dtype = np.dtype(new_dtype)
@@ -884,10 +885,10 @@ def _convert_element_type(operand, *, new_dtype, weak_type):
 
 
 def _cast(operand, new_dtype):
-  if new_dtype == dtypes.bool_:
-    return operand != 0
   if dtypes.is_complex(operand.dtype) and not dtypes.is_complex(new_dtype):
     operand = operand.real
+  if new_dtype == dtypes.bool_:
+    return operand != 0
   if dtypes.is_inexact(operand.dtype) and dtypes.is_integer(new_dtype):
     return _float_to_int(operand, new_dtype)
   return as_dtype(operand, new_dtype)

@@ -16,6 +16,8 @@ import builtins
 import math
 import operator
 
+import warnings
+
 import numpy as np
 
 from refimpl import dtypes, lax
@@ -121,9 +123,11 @@ def _to_numeric(a):
 
 
 def _to_bool(a):
-  """The truth of each element for all/any; a complex element's is its real part's."""
-  return lax.convert_element_type(lax.real(a) if dtypes.is_complex(a.dtype) else a,
-                                  dtypes.bool_)
+  """The truth of each element for all/any (a complex element's is its real
+  part's, as convert_element_type says; JAX does not warn of it here)."""
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+    return lax.convert_element_type(a, dtypes.bool_)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,

@@ -422,10 +422,10 @@ def test_select_and_select_n():
 
 def _convert_oracle(x, new_dtype):
   new_dtype = np.dtype(new_dtype)
-  if new_dtype == np.bool_:
-    return x != 0
   if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
     x = x.real
+  if new_dtype == np.bool_:
+    return x != 0
   if dtypes.is_inexact(x.dtype) and dtypes.is_integer(new_dtype):
     info = np.iinfo(new_dtype)
     saturate = lambda v: 0 if math.isnan(v) else min(max(math.trunc(v), info.min), info.max) \
@@ -442,6 +442,13 @@ def test_convert_element_type(dtype_x, new_dtype):
   with np.errstate(all="ignore"):
     expected = _convert_oracle(x, new_dtype)
   _assert_equal(out, expected)
+
+
+def test_convert_complex_to_bool_tests_the_real_part():
+  x = np.array([1j, 1 + 1j, 0, complex(0, np.nan), complex(np.nan, 0)], np.complex64)
+  with pytest.warns(np.exceptions.ComplexWarning):
+    out = lax.convert_element_type(x, np.bool_)
+  np.testing.assert_array_equal(out, [False, True, False, False, True])
 
 
 def test_convert_element_type_saturates_unlike_numpy():

@@ -21,13 +21,9 @@ examples per case. Exits with status 1 if any check failed.
 """
 
 import argparse
-import contextlib
 import os
 import sys
 import time
-import warnings
-
-import numpy as np
 
 import conformance
 import refimpl
@@ -36,7 +32,7 @@ from conformance import promotion, seeds
 from conformance.autodiff import run_ad_case
 from conformance.batching import check_vmap
 from conformance.cases import (Case, check_against_numpy, check_backend, family_module,
-                               family_names)
+                               family_names, numerical_warnings_ignored)
 from conformance.report import (FAIL, NO_CASE, PASS, PROFILES, Check, Result, format_counts,
                                 format_duration, format_report, load_hypothesis_profile,
                                 pending_result, run_check)
@@ -64,25 +60,13 @@ def _say(*args, **kwargs):
   print(*args, **kwargs, flush=True)
 
 
-@contextlib.contextmanager
-def _numerical_warnings_ignored():
-  """Cases are evaluated at special values (inf, NaN, overflowing and empty
-  operands), where NumPy's references warn (RuntimeWarning: overflow, invalid
-  value, mean of an empty slice) and casts of complex to real warn as JAX does
-  (ComplexWarning, a RuntimeWarning). Those warnings are expected: the checks
-  compare the values."""
-  with warnings.catch_warnings(), np.errstate(all="ignore"):
-    warnings.simplefilter("ignore", RuntimeWarning)
-    yield
-
-
 def _property_check(case, backend):
   """A Check running `case` as a hypothesis property for `backend`."""
   from hypothesis import given, strategies as st
 
   @given(data=st.data())
   def prop(data):
-    with _numerical_warnings_ignored():
+    with numerical_warnings_ignored():
       args, kwargs = data.draw(case.inputs())
       if backend == "reference" and (case.numpy_fn or case.divergence):
         check_against_numpy(case, args, kwargs)
@@ -98,7 +82,7 @@ def _derivative_check(case):
 
   @given(data=st.data())
   def prop(data):
-    with _numerical_warnings_ignored():
+    with numerical_warnings_ignored():
       args, kwargs = data.draw(case.inputs())
       run_ad_case(case, args, kwargs)
 

@@ -16,9 +16,11 @@ primitives, each exporting `CASES`; `all_cases()` collects them (`family_names()
 lists the families).
 """
 
+import contextlib
 import dataclasses
 import importlib
 import pkgutil
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -67,6 +69,18 @@ def compare_outputs(actual, expected, case, dtype_of=None):
     e = np.asarray(e)
     assert a.shape == e.shape, f"{case.name}: shape {a.shape}, expected {e.shape}"
     assert_close(a, e, dtype=dtype_of or a.dtype, rtol=case.rtol, atol=case.atol)
+
+
+@contextlib.contextmanager
+def numerical_warnings_ignored():
+  """Cases are evaluated at special values (inf, NaN, overflowing and empty
+  operands), where NumPy's references warn (RuntimeWarning: overflow, invalid
+  value, mean of an empty slice) and casts of complex to real warn as JAX does
+  (ComplexWarning, a RuntimeWarning). Those warnings are expected: the checks
+  compare the values."""
+  with warnings.catch_warnings(), np.errstate(all="ignore"):
+    warnings.simplefilter("ignore", RuntimeWarning)
+    yield
 
 
 def check_against_numpy(case, args, kwargs):

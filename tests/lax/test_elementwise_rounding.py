@@ -47,8 +47,14 @@ def _values(dtype, shape):
   if dtype.kind != "c":
     return _reals(dtype, shape)
   parts = np.dtype(np.float32)
-  return st.tuples(_reals(parts, shape), _reals(parts, shape)).map(
-      lambda p: (p[0] + np.complex64(1j) * p[1]).astype(dtype))
+  return st.tuples(_reals(parts, shape), _reals(parts, shape)).map(lambda p: _complex(*p, dtype))
+
+
+def _complex(real, imag, dtype):
+  """The complex array of these parts (exactly: `real + 1j * imag` makes NaN of inf * 0)."""
+  z = np.empty(real.shape, dtype)
+  z.real, z.imag = real, imag
+  return z
 
 
 @st.composite

@@ -206,10 +206,23 @@ def canonicalize_dtype(dtype):
   x64 is on. Extended dtypes are their own canonical dtype."""
   if is_extended(dtype):
     return dtype
-  dtype = np.dtype(dtype)
-  if not config.jax_enable_x64:
-    return _CANONICAL_32.get(dtype, dtype)
-  return dtype
+  x64 = config.jax_enable_x64
+  try:
+    return _CANONICAL_OF[dtype, x64]
+  except (KeyError, TypeError):  # not seen yet, or unhashable (a structured spec)
+    pass
+  canonical = np.dtype(dtype)
+  if not x64:
+    canonical = _CANONICAL_32.get(canonical, canonical)
+  try:
+    _CANONICAL_OF[dtype, x64] = canonical
+  except TypeError:
+    pass
+  return canonical
+
+
+_CANONICAL_OF = {}
+"""canonicalize_dtype's results by (dtype-like, x64): dtype-likes are few."""
 
 
 def default_int_dtype():

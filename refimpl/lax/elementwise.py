@@ -144,8 +144,10 @@ def _in_blocks(reference, dtype, operands, params):
   rounded into the preallocated result, so a rule's intermediates stay
   small; the values are those of one call on all the elements.
   """
-  shape = np.broadcast_shapes(*(x.shape for x in operands))
-  if math.prod(shape) <= _BLOCK:
+  # The broadcast size is at most the product of the sizes: small operands
+  # need no broadcast_shapes.
+  if (math.prod(x.size for x in operands) <= _BLOCK
+      or math.prod(shape := np.broadcast_shapes(*(x.shape for x in operands))) <= _BLOCK):
     return as_dtype(reference(*operands, **params), dtype)
   out = np.empty(shape, dtype)
   blocks = np.nditer([*operands, out], flags=["external_loop", "buffered"],
@@ -1293,14 +1295,14 @@ def convert_element_type(operand, new_dtype, weak_type=False):
   Casting complex to real warns (ComplexWarning), as JAX does.
   """
   new_dtype = _dtype_argument(new_dtype)
-  old_dtype = dtypes.dtype(operand)
-  if dtypes.is_complex(old_dtype) and not dtypes.is_complex(new_dtype):
-    warnings.warn("Casting complex values to real discards the imaginary part",
-                  np.exceptions.ComplexWarning, stacklevel=2)
   if isinstance(operand, (Tracer, ConcreteArray)):
     aval = operand.aval
     if (aval.dtype, aval.weak_type) == (new_dtype, bool(weak_type)):
       return operand
+  old_dtype = dtypes.dtype(operand)
+  if dtypes.is_complex(old_dtype) and not dtypes.is_complex(new_dtype):
+    warnings.warn("Casting complex values to real discards the imaginary part",
+                  np.exceptions.ComplexWarning, stacklevel=2)
   if isinstance(operand, Tracer):
     return convert_element_type_p.bind(operand, new_dtype=new_dtype,
                                        weak_type=bool(weak_type))

@@ -32,6 +32,14 @@ def _operands_result_type(args):
   """The promoted (dtype, weak_type) of a jnp function's operands. A Python
   int operand must fit the default integer dtype (OverflowError otherwise):
   in JAX the operands of jnp functions are `jit` arguments."""
+  if args and all(isinstance(x, (core.Tracer, core.ConcreteArray)) for x in args):
+    # Fast path: arrays of one canonical dtype and weak type promote to it.
+    aval = args[0].aval
+    if (all(x.aval.dtype == aval.dtype and x.aval.weak_type == aval.weak_type
+            for x in args[1:]) and not dtypes.is_extended(aval.dtype)
+        and dtypes.canonicalize_dtype(aval.dtype) == aval.dtype
+        and not (aval.weak_type and aval.dtype == dtypes.bool_)):
+      return aval.dtype, aval.weak_type
   for x in args:
     dtypes.check_python_int(x)
   return dtypes.result_type_and_weak_type(*args)

@@ -245,7 +245,6 @@ class EvalTrace(Trace):
   def process_primitive(self, primitive, args, params):
     in_avals = [get_aval(x) for x in args]
     out_avals = _shape_rule(primitive, in_avals, params)
-    check_allocatable(primitive, out_avals)
     values = [to_numpy(x) for x in args]
     outs = _run_impl(primitive, values, params)
     if not primitive.multiple_results:
@@ -268,27 +267,34 @@ _SHAPE_RULE_RESULTS = {}
 
 
 def _shape_rule(primitive, in_avals, params):
-  """`primitive.abstract_eval(*in_avals, **params)`, remembered: a shape rule
-  is a function of the avals, the params (told apart by type too: 2 and 2.0
-  differ) and x64 alone. Errors are raised anew each time. Primitives with
-  jaxpr params (jit, scan, cond, ...) are not remembered: their keys would
-  keep the jaxprs' consts alive."""
+  """`primitive.abstract_eval(*in_avals, **params)`, checked by
+  `check_allocatable`, remembered: a shape rule is a function of the avals,
+  the params (told apart by type too: 2 and 2.0 differ) and x64 alone.
+  Errors are raised anew each time. Primitives with jaxpr params (jit, scan,
+  cond, ...) are not remembered: their keys would keep the jaxprs' consts
+  alive."""
   jaxpr_types = _jaxpr_types()
   if any(isinstance(v, jaxpr_types) or (type(v) is tuple and v and isinstance(
       v[0], jaxpr_types)) for v in params.values()):
-    return primitive.abstract_eval(*in_avals, **params)
+    return _allocatable_out_avals(primitive, in_avals, params)
   key = (primitive, config.jax_enable_x64, *in_avals,
          *[(k, type(v), v) for k, v in params.items()])
   try:
     out = _SHAPE_RULE_RESULTS.get(key)
   except TypeError:  # an unhashable param
-    return primitive.abstract_eval(*in_avals, **params)
+    return _allocatable_out_avals(primitive, in_avals, params)
   if out is None:
-    out = primitive.abstract_eval(*in_avals, **params)
+    out = _allocatable_out_avals(primitive, in_avals, params)
     if len(_SHAPE_RULE_RESULTS) > 100_000:
       _SHAPE_RULE_RESULTS.clear()
     _SHAPE_RULE_RESULTS[key] = out
   return out
+
+
+def _allocatable_out_avals(primitive, in_avals, params):
+  out_avals = primitive.abstract_eval(*in_avals, **params)
+  check_allocatable(primitive, out_avals)
+  return out_avals
 
 
 def _run_impl(primitive, values, params):

@@ -42,12 +42,13 @@ class ShapedArray:
   traces once per tuple of them.
   """
 
-  __slots__ = ("shape", "dtype", "weak_type")
+  __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
   def __init__(self, shape, dtype, weak_type=False):
     self.shape = canonicalize_shape(shape)
     self.dtype = dtype if dtypes.is_extended(dtype) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
+    self._hash = None  # computed once: avals are keys of the shape rule and jit caches
 
   @property
   def ndim(self):
@@ -66,11 +67,14 @@ class ShapedArray:
     return self.update(weak_type=False)
 
   def __eq__(self, other):
-    return (isinstance(other, ShapedArray) and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+    return self is other or (
+        isinstance(other, ShapedArray) and self.shape == other.shape
+        and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
   def __hash__(self):
-    return hash((self.shape, self.dtype, self.weak_type))
+    if self._hash is None:
+      self._hash = hash((self.shape, self.dtype, self.weak_type))
+    return self._hash
 
   def str_short(self, short_dtypes=False):
     """`float32[3,4]`, or `f32[3,4]` with short dtypes (the jaxpr form)."""
@@ -166,6 +170,8 @@ def to_numpy(x):
     raise UnexpectedTracerError(
         f"Encountered an unexpected tracer: {x._short_repr()} was used outside "
         "the transformation that created it.")
+  if type(x) is np.ndarray and _numpy_value_dtype(x.dtype, config.jax_enable_x64) is x.dtype:
+    return x  # already data of its canonical dtype
   aval = get_aval(x)
   return np.asarray(x, dtype=dtypes.numpy_dtype(aval.dtype))
 
@@ -274,9 +280,10 @@ def _shape_rule(primitive, in_avals, params):
   cond, ...) are not remembered: their keys would keep the jaxprs' consts
   alive."""
   jaxpr_types = _jaxpr_types()
-  if any(isinstance(v, jaxpr_types) or (type(v) is tuple and v and isinstance(
-      v[0], jaxpr_types)) for v in params.values()):
-    return _allocatable_out_avals(primitive, in_avals, params)
+  for v in params.values():
+    if isinstance(v, jaxpr_types) or (type(v) is tuple and v and isinstance(
+        v[0], jaxpr_types)):
+      return _allocatable_out_avals(primitive, in_avals, params)
   key = (primitive, config.jax_enable_x64, *in_avals,
          *[(k, type(v), v) for k, v in params.items()])
   try:

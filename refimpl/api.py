@@ -288,7 +288,8 @@ class JitFunction:
     per_fun = _trace_cache.get(self.fun)
     if per_fun is None:
       per_fun = _trace_cache.setdefault(self.fun, {})
-    if key not in per_fun:
+    entry = per_fun.get(key)
+    if entry is None:
       out_tree_box = []
 
       def flat_fun(*flat_args):
@@ -303,8 +304,6 @@ class JitFunction:
       entry = (closed, out_tree_box[0])
       if not any(isinstance(c, core.Tracer) for c in closed.consts):
         per_fun[key] = entry  # traces that captured outer tracers are not reusable
-    else:
-      entry = per_fun[key]
     return entry[0], in_tree, entry[1], leaves
 
   def __call__(self, *args, **kwargs):

@@ -169,7 +169,7 @@ def as_dtype(x, dtype):
   """
   x = np.asarray(x)
   dtype = np.dtype(dtype)
-  if dtype in (dtypes.float16, dtypes.bfloat16) and x.dtype == dtypes.float64:
+  if x.dtype == dtypes.float64 and dtype in (dtypes.float16, dtypes.bfloat16):
     x = x.astype(np.float32)
   return x.astype(dtype, copy=False)
 

@@ -129,7 +129,7 @@ def _binary_exponentiation(x, y):
         base = (_wide(base) * _wide(base)).astype(x.dtype)
   if y > 0:
     return acc
-  return _xla_complex(_xla_divide, np.divide)(np.ones_like(acc), acc)   # XLA's 1 / acc
+  return _xla_complex(xla_divide, np.divide)(np.ones_like(acc), acc)   # XLA's 1 / acc
 
 
 def _modf(x):
@@ -327,7 +327,7 @@ def _xla_log(z):
   return np.where(_nan_part(z), complex(np.nan, np.nan), np.log(z))
 
 
-def _xla_divide(x, y):
+def xla_divide(x, y):
   """NumPy's quotient, with XLA's results where NumPy's has NaN in both parts
   or divides by zero (see refimpl's `_complex_quotient`)."""
   x, y = np.broadcast_arrays(x, y)
@@ -369,7 +369,7 @@ DIVERGENCES.update({
         "are NaN: x / 0 is x times copysign(inf, Re y), an infinite x over a finite "
         "y is infinite, a finite x over an infinite y is zero; NumPy gives NaN "
         "parts there (and (0+1j) / (-0+0j) is nan+infj, XLA's nan-infj).",
-        _xla_complex(_xla_divide, np.divide)),
+        _xla_complex(xla_divide, np.divide)),
 })
 
 

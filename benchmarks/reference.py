@@ -1,13 +1,15 @@
 """Speed and memory of the reference implementation, side by side with JAX.
 
-    python benchmarks/reference.py [--quick] [--size-mib N] [--jax-python PATH]
+    python benchmarks/reference.py [--quick] [--size-mib N] [--compare PYTHON PACKAGE]
                                    [--only NAME,...] [--json FILE] [--plot FILE]
 
-Each workload is source text run with `jax`, `jnp`, `lax` and `np` bound:
-to `refimpl` in this process, and, when a Python with JAX installed is given
-(`--jax-python PATH` or the REFIMPL_BENCH_JAX_PYTHON environment variable),
-to JAX in a subprocess of that interpreter running this same file. The
-project itself never imports jax: only that subprocess does.
+Each workload is source text run with `jax`, `jnp`, `lax` and `np` bound to
+an implementation of JAX's API, a package and its `numpy` and `lax`
+modules: to `refimpl` in this process and, with `--compare PYTHON PACKAGE`
+(or REFIMPL_BENCH_COMPARE="PYTHON PACKAGE"), to the package of that name
+(JAX itself: `--compare /path/to/python jax`) in a subprocess of that
+interpreter running this same file. The project names no other package:
+the one compared with is the command line's.
 
 Timings are per call: the median and the minimum over repeats, and the noise
 (the spread of the repeats, (p75 - p25) / median); ratios to JAX compare the
@@ -20,6 +22,7 @@ a JSON file, and a PNG plot of the time ratios if matplotlib is importable.
 """
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -112,17 +115,12 @@ QUICK_SKIPPED = {"random.normal (10**7,)", "matmul 2000x2000 f32"}
 
 # --- the worker: runs workloads with one implementation -----------------------------------
 
-def _namespace(impl, size_elems):
+def _namespace(package, size_elems):
+  """The names a workload uses, bound to `package` (refimpl, or the one compared with)."""
   import numpy as np
-  if impl == "jax":
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
-  else:
-    import refimpl as jax
-    import refimpl.numpy as jnp
-    from refimpl import lax
-  return {"jax": jax, "jnp": jnp, "lax": lax, "np": np, "N": size_elems}
+  modules = [importlib.import_module(name) for name in (package, f"{package}.numpy",
+                                                         f"{package}.lax")]
+  return {**dict(zip(("jax", "jnp", "lax"), modules)), "np": np, "N": size_elems}
 
 
 def _block(out):
@@ -187,7 +185,7 @@ def run_workloads(impl, names, size_elems, budget):
       if kind == "time":
         median, minimum, noise = _time(ns, stmt, budget)
         results[name] = {"median": median, "min": minimum, "noise": noise}
-      elif impl != "jax":
+      elif impl == "refimpl":  # tracemalloc sees NumPy's buffers, not XLA's
         results[name] = {"peak": _memory(ns, stmt)}
     except Exception as err:  # a failing workload is reported, not fatal
       results[name] = {"error": f"{type(err).__name__}: {err}"}
@@ -319,12 +317,13 @@ def main():
                       help="small sizes and short repeats (a smoke run)")
   parser.add_argument("--size-mib", type=float, default=256,
                       help="size of the float32 arrays of the memory workloads")
-  parser.add_argument("--jax-python", default=os.environ.get("REFIMPL_BENCH_JAX_PYTHON"),
-                      help="a Python interpreter with JAX installed, to compare with")
+  parser.add_argument("--compare", nargs=2, metavar=("PYTHON", "PACKAGE"),
+                      default=os.environ.get("REFIMPL_BENCH_COMPARE", "").split() or None,
+                      help="a Python interpreter and the package (JAX's API) to compare with")
   parser.add_argument("--only", help="comma-separated workload names (substrings)")
   parser.add_argument("--json", default="benchmarks/results.json")
   parser.add_argument("--plot", default="benchmarks/ratios.png")
-  parser.add_argument("--worker", choices=["jax", "refimpl"], help=argparse.SUPPRESS)
+  parser.add_argument("--worker", help=argparse.SUPPRESS)  # the package to run
   parser.add_argument("--names", help=argparse.SUPPRESS)
   parser.add_argument("--budget", type=float, help=argparse.SUPPRESS)
   args = parser.parse_args()
@@ -346,15 +345,16 @@ def main():
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
   ref = run_workloads("refimpl", names, size_elems, budget)
   jax = {}
-  if args.jax_python:
+  if args.compare:
+    python, package = args.compare
     timed = [n for n in names if WORKLOADS[n][0] == "time"]
     proc = subprocess.run(
-        [args.jax_python, os.path.abspath(__file__), "--worker", "jax",
+        [python, os.path.abspath(__file__), "--worker", package,
          "--names", json.dumps(timed), "--budget", str(budget),
          "--size-mib", str(size_mib)],
         capture_output=True, text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
     if proc.returncode:
-      print(f"the JAX run failed:\n{proc.stderr}", file=sys.stderr)
+      print(f"the {package} run failed:\n{proc.stderr}", file=sys.stderr)
     else:
       jax = json.loads(proc.stdout)
   table, rows = report(ref, jax, size_elems)

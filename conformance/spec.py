@@ -15,7 +15,7 @@ import inspect
 import pathlib
 import sys
 
-import refimpl  # noqa: F401 (defines every primitive)
+import refimpl, refimpl.random  # noqa: F401 (together define every primitive)
 from refimpl import core
 from conformance.divergences import DIVERGENCES
 

@@ -28,7 +28,6 @@ thousands of levels deep work.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import operator
 from typing import Any, Callable, Hashable, Iterable
@@ -77,37 +76,73 @@ __all__ = [
 # Path keys
 # ---------------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
-class SequenceKey:
+class _PathKey:
+  """What the path keys share: one read-only field, named in ``__slots__``;
+  keys of the same class with equal fields are equal (and hash alike); the
+  repr is ``SequenceKey(idx=0)``. (Plain classes, not frozen dataclasses:
+  those take long to create at import.)"""
+  __slots__ = ()
+
+  def _field(self):
+    return getattr(self, self.__slots__[0])
+
+  def __setattr__(self, name, value):
+    raise AttributeError(f"cannot assign to field {name!r} of {type(self).__name__}")
+
+  def __eq__(self, other):
+    if type(other) is not type(self):
+      return NotImplemented
+    return self._field() == other._field()
+
+  def __hash__(self):
+    return hash((type(self), self._field()))
+
+  def __repr__(self):
+    return f"{type(self).__name__}({self.__slots__[0]}={self._field()!r})"
+
+  def __reduce__(self):
+    return type(self), (self._field(),)
+
+
+class SequenceKey(_PathKey):
   """Position ``idx`` in a tuple or list; prints as ``[idx]``."""
-  idx: int
+  __slots__ = __match_args__ = ("idx",)
+
+  def __init__(self, idx: int):
+    object.__setattr__(self, "idx", idx)
 
   def __str__(self):
     return f"[{self.idx!r}]"
 
 
-@dataclasses.dataclass(frozen=True)
-class DictKey:
+class DictKey(_PathKey):
   """Key ``key`` of a dict; prints as ``[key!r]``, e.g. ``['a']``."""
-  key: Hashable
+  __slots__ = __match_args__ = ("key",)
+
+  def __init__(self, key: Hashable):
+    object.__setattr__(self, "key", key)
 
   def __str__(self):
     return f"[{self.key!r}]"
 
 
-@dataclasses.dataclass(frozen=True)
-class GetAttrKey:
+class GetAttrKey(_PathKey):
   """Attribute ``name`` (namedtuple or dataclass field); prints as ``.name``."""
-  name: str
+  __slots__ = __match_args__ = ("name",)
+
+  def __init__(self, name: str):
+    object.__setattr__(self, "name", name)
 
   def __str__(self):
     return f".{self.name}"
 
 
-@dataclasses.dataclass(frozen=True)
-class FlattenedIndexKey:
+class FlattenedIndexKey(_PathKey):
   """Index of a child of a custom node registered without keys; prints as ``[key]``."""
-  key: int
+  __slots__ = __match_args__ = ("key",)
+
+  def __init__(self, key: int):
+    object.__setattr__(self, "key", key)
 
   def __str__(self):
     return f"[{self.key!r}]"
@@ -139,7 +174,6 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
 # Node-type registry
 # ---------------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True, eq=False)
 class _NodeType:
   """How to take apart and rebuild one kind of pytree node.
 
@@ -147,13 +181,17 @@ class _NodeType:
   ``flatten_with_keys(x) -> (((key, child), ...), aux_data)``;
   ``unflatten(aux_data, children) -> x``;
   ``to_str(aux_data, child_strs) -> str`` renders the node inside a PyTreeDef repr.
-  Identity (``eq=False``) is what distinguishes node types.
+  Identity is what distinguishes node types.
   """
-  name: str
-  flatten: Callable[[Any], tuple[Iterable[Any], Any]]
-  flatten_with_keys: Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Any]]
-  unflatten: Callable[[Any, tuple[Any, ...]], Any]
-  to_str: Callable[[Any, list[str]], str]
+  __slots__ = ("name", "flatten", "flatten_with_keys", "unflatten", "to_str")
+
+  def __init__(self, name: str,
+               flatten: Callable[[Any], tuple[Iterable[Any], Any]],
+               flatten_with_keys: Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Any]],
+               unflatten: Callable[[Any, tuple[Any, ...]], Any],
+               to_str: Callable[[Any, list[str]], str]):
+    self.name, self.flatten, self.flatten_with_keys = name, flatten, flatten_with_keys
+    self.unflatten, self.to_str = unflatten, to_str
 
 
 _registry: dict[type, _NodeType] = {}
@@ -263,6 +301,7 @@ def register_dataclass(
   ``metadata=dict(static=True)`` are meta, other ``init`` fields are data.
   The node is rebuilt as ``nodetype(**fields)``. Returns ``nodetype``.
   """
+  import dataclasses  # here, not at import: only dataclass users need it
   if data_fields is None and meta_fields is None:
     if not dataclasses.is_dataclass(nodetype):
       raise TypeError("register_dataclass: data_fields and meta_fields are required "

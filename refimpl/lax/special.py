@@ -17,8 +17,8 @@ Rules shared by the primitives here (those of `refimpl/lax/elementwise.py`):
   NaN in any operand gives NaN.
 """
 
+import functools
 import math
-from fractions import Fraction
 
 import numpy as np
 
@@ -162,6 +162,7 @@ polygamma_p = binop("polygamma", FLOAT, _polygamma)
 def bernoulli_numbers(n):
   """The Bernoulli numbers B_0 .. B_n as exact fractions, with B_1 = -1/2
   (the Akiyama-Tanigawa algorithm, which gives +1/2, sign-corrected)."""
+  from fractions import Fraction  # here, not at import: fractions loads decimal
   row, numbers = [], []
   for m in range(n + 1):
     row.append(Fraction(1, m + 1))
@@ -173,10 +174,12 @@ def bernoulli_numbers(n):
   return numbers
 
 
-_EULER_MACLAURIN_COEFFICIENTS = [
-    float(b / math.factorial(2 * j))
-    for j, b in enumerate(bernoulli_numbers(40)[2::2], start=1)]
-"""B_{2j} / (2j)! for j = 1..20: the Euler-Maclaurin correction coefficients."""
+@functools.cache
+def _euler_maclaurin_coefficients():
+  """B_{2j} / (2j)! for j = 1..20: the Euler-Maclaurin correction coefficients
+  (computed on first use rather than at import)."""
+  return [float(b / math.factorial(2 * j))
+          for j, b in enumerate(bernoulli_numbers(40)[2::2], start=1)]
 
 
 def _zeta_scalar(x, q):
@@ -216,7 +219,7 @@ def _zeta_scalar(x, q):
   total += power * a / (x - 1) + power / 2
   factor = x * power / a   # x (x+1) ... (x+2j-2) a**(-x-2j+1), for j = 1
   previous = _inf
-  for j, coefficient in enumerate(_EULER_MACLAURIN_COEFFICIENTS, start=1):
+  for j, coefficient in enumerate(_euler_maclaurin_coefficients(), start=1):
     term = coefficient * factor
     if abs(term) <= _EPS * abs(total) or abs(term) > previous:
       break
@@ -347,8 +350,11 @@ def _igamma_pq(a, x):
   return 1.0 - q, q
 
 
-_ZETA_OF_INTEGERS = [_zeta_scalar(float(k), 1.0) for k in range(2, 50)]
-"""zeta(2), zeta(3), ..., zeta(49): the Taylor coefficients of log Gamma(1 + a)."""
+@functools.cache
+def _zeta_of_integers():
+  """zeta(2), zeta(3), ..., zeta(49): the Taylor coefficients of log Gamma(1 + a)
+  (computed on first use rather than at import)."""
+  return [_zeta_scalar(float(k), 1.0) for k in range(2, 50)]
 
 
 def _lgamma1p(a):
@@ -357,7 +363,7 @@ def _lgamma1p(a):
   if abs(a) >= 0.2:
     return math.lgamma(1 + a)
   total, power = -0.5772156649015329 * a, -a
-  for k, zeta_k in enumerate(_ZETA_OF_INTEGERS, start=2):
+  for k, zeta_k in enumerate(_zeta_of_integers(), start=2):
     power *= -a
     total += power * zeta_k / k
     if abs(power) <= _EPS * abs(total):
@@ -673,6 +679,7 @@ def _fma_f64(a, b, c):
 
 def _fma_fraction(a, b, c):
   """a * b + c for finite float64 scalars, exactly, rounded once."""
+  from fractions import Fraction  # here, not at import: fractions loads decimal
   exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
   try:
     return float(exact) if exact else float(a) * float(b) + float(c)

@@ -7,7 +7,6 @@ result dtype is the promoted type of the inputs (passed as
 """
 
 import operator
-import string
 
 import numpy as np
 
@@ -232,6 +231,8 @@ def _interleaved_subscripts(args):
   Index k becomes 'A'..'Z' for k < 26, then 'a'..'z' (NumPy's letters, whose
   alphabetical order is the numeric order used by the implicit output).
   """
+  import string  # here, not at import: string compiles a regex when imported
+
   def term(sublist):
     letters = []
     for k in sublist:
@@ -253,6 +254,7 @@ def _interleaved_subscripts(args):
 
 def _parse_subscripts(subscripts, shapes):
   """Input and output index letters per operand, with '...' expanded to fresh letters."""
+  import string  # here, not at import: string compiles a regex when imported
   subscripts = subscripts.replace(" ", "")
   inputs, arrow, output = subscripts.partition("->")
   inputs = inputs.split(",")

@@ -14,7 +14,7 @@ or `jit(f, backend=name)`.
 
 
 from refimpl import core
-from refimpl.interpreters.eval import eval_jaxpr
+from refimpl.interpreters.eval import run_jaxpr
 
 _BACKENDS = {}
 
@@ -37,11 +37,11 @@ def backend_names():
 
 
 def compile_reference(closed_jaxpr):
-  """The reference backend: interpret the jaxpr with the primitives' reference rules."""
+  """The reference backend: interpret the jaxpr with the primitives' reference
+  rules, as a compiled program (`refimpl.interpreters.eval.run_jaxpr`)."""
   def run(*args):
     with core.eval_context():
-      outs = eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
-    return [core.to_numpy(x) for x in outs]
+      return run_jaxpr(closed_jaxpr, *[core.to_numpy(x) for x in args])
   return run
 
 

@@ -17,7 +17,7 @@ from refimpl.core import Primitive
 from refimpl.custom_derivatives import forward_attr
 from refimpl.interpreters import ad, batching
 from refimpl.interpreters import partial_eval as pe
-from refimpl.interpreters.eval import eval_closed_jaxpr
+from refimpl.interpreters.eval import run_jaxpr
 
 __all__ = ["custom_vmap", "sequential_vmap"]
 
@@ -31,7 +31,7 @@ def _call_impl(*args, call, rule, in_tree, out_tree):
   `in_tree`, batched ones with the batch axis first) gives the outputs of the
   whole batch and which of them are batched (at axis 0).
   """
-  return [core.to_numpy(x) for x in eval_closed_jaxpr(call, *args)]
+  return run_jaxpr(call, *args)
 
 
 custom_vmap_p = Primitive("custom_vmap_call")

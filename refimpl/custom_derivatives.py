@@ -24,7 +24,7 @@ from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive
 from refimpl.interpreters import ad, batching
 from refimpl.interpreters import partial_eval as pe
-from refimpl.interpreters.eval import eval_closed_jaxpr
+from refimpl.interpreters.eval import eval_closed_jaxpr, run_jaxpr
 
 __all__ = ['custom_jvp', 'custom_vjp', 'custom_gradient', 'closure_convert',
            'SymbolicZero', 'CustomVJPPrimal', 'custom_vjp_primal_tree_values']
@@ -173,7 +173,7 @@ class _CallPrimitive(Primitive):
     super().__init__(name)
 
     def impl(*args, call_jaxpr, **_):
-      return [core.to_numpy(x) for x in eval_closed_jaxpr(call_jaxpr, *args)]
+      return run_jaxpr(call_jaxpr, *args)
     impl.__doc__ = self._doc
     self.def_impl(impl)
     self.def_abstract_eval(lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals)

@@ -84,8 +84,8 @@ class Jaxpr:
   interpreter's schedule, the structural key) is computed once and kept.
   """
 
-  __slots__ = ("constvars", "invars", "outvars", "eqns", "_schedule", "_key",
-               "__weakref__")
+  __slots__ = ("constvars", "invars", "outvars", "eqns", "_schedule", "_program",
+               "_key", "__weakref__")
 
   def __init__(self, constvars, invars, outvars, eqns):
     self.constvars = list(constvars)
@@ -93,6 +93,7 @@ class Jaxpr:
     self.outvars = list(outvars)
     self.eqns = list(eqns)
     self._schedule = None  # refimpl.interpreters.eval's, built on first evaluation
+    self._program = None   # likewise, for run_jaxpr
     self._key = None
 
   @property

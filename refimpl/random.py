@@ -16,12 +16,14 @@ JAX does. Samplers, `split` and `fold_in` take a single key: a key array of
 another shape raises ValueError (map over keys with `vmap`).
 """
 
+import functools
 import math
 import warnings
 
 import numpy as np
 
 from refimpl import core, dtypes, lax, prng
+from refimpl.api import jit
 from refimpl.config import config
 from refimpl.interpreters import ad, batching
 from refimpl.lax.shapes import canonicalize_axis as _canonicalize_axis
@@ -298,7 +300,10 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
   return _uniform(key, shape, dtypes.canonicalize_dtype(dtype), minval, maxval)
 
 
+@functools.partial(jit, static_argnums=(1, 2))
 def _uniform(key, shape, dtype, minval, maxval):
+  # Jitted, as in JAX: a compiled program, so its multiply-add is fused
+  # (refimpl.interpreters.eval.run_jaxpr), eagerly too.
   minval = lax.broadcast_to_rank(lax.convert_element_type(minval, dtype), len(shape))
   maxval = lax.broadcast_to_rank(lax.convert_element_type(maxval, dtype), len(shape))
   finfo = dtypes.finfo(dtype)

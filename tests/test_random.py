@@ -302,9 +302,11 @@ def test_bernoulli_shapes_and_extremes():
 
 
 def test_make_jaxpr_uniform():
-  """Raw keys are wrapped on entry and bits come from the random_bits primitive, as JAX."""
+  """Raw keys are wrapped on entry, the draw is a jitted `_uniform` of the key
+  and the bounds, and bits come from the random_bits primitive, as JAX."""
   jaxpr = str(jax.make_jaxpr(lambda k: random.uniform(k, (3,)))(random.PRNGKey(0)))
-  for piece in ("b:key<fry>[] = random_wrap[impl=fry] a",
-                "u32[3] = random_bits[bit_width=32 shape=(3,)] b", "shift_right_logical",
-                "bitcast_convert_type[new_dtype=float32]", "max"):
+  for piece in ("b:key<fry>[] = random_wrap[impl=fry] a", "c:f32[3] = jit[",
+                "name=_uniform", "jaxpr={ lambda ; d:key<fry>[] e:f32[] f:f32[]. let",
+                "u32[3] = random_bits[bit_width=32 shape=(3,)] d", "shift_right_logical",
+                "bitcast_convert_type[new_dtype=float32]", "max", "] b 0.0:f32[] 1.0:f32[]"):
     assert piece in jaxpr, jaxpr

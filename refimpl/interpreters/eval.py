@@ -5,6 +5,11 @@ interpreter runs a jaxpr eagerly (under the eval trace) and re-traces it
 under any transformation.
 """
 
+import math
+
+import numpy as np
+
+from refimpl import core, dtypes
 from refimpl.config import config
 from refimpl.jaxpr import Literal
 
@@ -79,3 +84,264 @@ def literal_value(literal):
 
 def eval_closed_jaxpr(closed, *args):
   return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+# --- compiled evaluation -------------------------------------------------------
+
+def run_jaxpr(closed, *args):
+  """Evaluates the closed jaxpr `closed` on NumPy data as a compiled program
+  does; returns the list of its outputs as NumPy data. The reference backend
+  runs jitted programs this way, and reference rules their sub-jaxprs (a
+  scan's body, a cond's branch), which XLA compiles too. Called from within
+  a reference rule (NumPy's floating-point errors ignored, the eval trace
+  current).
+
+  Each equation's reference rule runs on the NumPy data of its operands,
+  and its results are checked against the equation's types (the shape rules
+  ran when the jaxpr was built; a result too large to allocate raises
+  JaxRuntimeError before the program starts). The values are `eval_jaxpr`'s
+  but for one rule, XLA's on the CPU: a floating multiplication whose result
+  only an addition or subtraction reads is fused into it, rounding once
+  (see `_contractions`). Consecutive elementwise equations over large arrays
+  run a block of elements at a time, so their intermediates take a block's
+  memory, not an array's: memory, not semantics.
+  With `jax_debug_nans` (`jax_debug_infs`) on, an equation whose result holds
+  a NaN (an infinity) raises FloatingPointError naming the equation.
+  """
+  if len(args) != len(closed.jaxpr.invars):
+    raise TypeError(f"jaxpr takes {len(closed.jaxpr.invars)} arguments, got {len(args)}")
+  template, const_slots, in_slots, out_slots, steps = _program(closed.jaxpr)
+  env = list(template)
+  for slot, value in zip(const_slots, closed.consts):
+    env[slot] = core.to_numpy(value)
+  for slot, value in zip(in_slots, args):
+    env[slot] = value if type(value) is np.ndarray else np.asarray(value)
+  debug = config.jax_debug_nans or config.jax_debug_infs
+  for fn, params, multiple, reads, writes, types, frees, eqns in steps:
+    outs = fn(*[env[i] for i in reads], **params)
+    if not multiple:
+      outs = (outs,)
+    for slot, out, (shape, dtype) in zip(writes, outs, types):
+      if type(out) is not np.ndarray:
+        out = np.asarray(out)
+      if out.shape != shape or out.dtype != dtype:
+        raise AssertionError(f"reference rule of {eqns[-1].primitive.name} returned "
+                             f"{out.dtype}{list(out.shape)} but its shape/dtype rule "
+                             f"says {dtype}{list(shape)}")
+      if debug:
+        _check_floats(eqns[-1], out)
+      env[slot] = out
+    for slot in frees:
+      env[slot] = None
+  return [env[slot] for slot in out_slots]
+
+
+def _check_floats(eqn, value):
+  try:
+    core.check_floats(eqn.primitive.name, value)
+  except FloatingPointError as err:
+    raise FloatingPointError(f"{err}\n  in equation: {eqn}") from None
+
+
+class _Step:
+  """A step of a program: `fn(*reads, **params)` computes `writes` (a tuple
+  of them when `multiple`); `eqns` are the equations it evaluates."""
+
+  def __init__(self, fn, params, multiple, reads, writes, eqns):
+    self.fn, self.params, self.multiple = fn, params, multiple
+    self.reads, self.writes, self.eqns = reads, writes, eqns
+
+
+def _program(jaxpr):
+  """What `run_jaxpr` needs of `jaxpr`, built once per jaxpr: the initial
+  environment (a list of slots, literals filled in), the slots of the
+  constvars, invars and outvars, and the steps, each as (fn, params,
+  multiple, read slots, write slots, write (shape, dtype)s, slots read for
+  the last time, eqns)."""
+  if jaxpr._program is None:
+    for eqn in jaxpr.eqns:
+      core.check_allocatable(eqn.primitive, [v.aval for v in eqn.outvars])
+    steps = _blocked(_contractions(jaxpr), jaxpr.outvars)
+    slots = {}
+
+    def slot(atom):
+      return slots.setdefault(atom, len(slots))
+
+    const_slots = [slot(v) for v in jaxpr.constvars]
+    in_slots = [slot(v) for v in jaxpr.invars]
+    last_read = {}
+    for i, step in enumerate(steps):
+      for a in step.reads:
+        slot(a)
+        last_read[a] = i
+      for v in step.writes:
+        slot(v)
+    out_slots = [slot(a) for a in jaxpr.outvars]
+    for a in jaxpr.outvars:
+      last_read.pop(a, None)
+    frees = [[] for _ in steps]
+    for a, i in last_read.items():
+      if not isinstance(a, Literal):
+        frees[i].append(slot(a))
+    template = [None] * len(slots)
+    for a in slots:
+      if isinstance(a, Literal):
+        template[slots[a]] = core.to_numpy(literal_value(a))
+    jaxpr._program = (template, const_slots, in_slots, out_slots, [
+        (s.fn, s.params, s.multiple, [slot(a) for a in s.reads],
+         [slot(v) for v in s.writes],
+         [(v.aval.shape, dtypes.numpy_dtype(v.aval.dtype)) for v in s.writes],
+         frees[i], s.eqns) for i, s in enumerate(steps)])
+  return jaxpr._program
+
+
+# XLA's CPU compiler lets LLVM contract a floating multiplication into the
+# addition that reads it (AllowFPOpFusion=Fast), which LLVM does where the
+# product has no other use; a product read by both operands prefers the first.
+_ADDITIONS = {"add": 1, "add_any": 1, "sub": -1}   # the sign of the second operand
+
+
+def _contractions(jaxpr):
+  """The steps of `jaxpr`, one per equation, except that a float32 or
+  float64 `c = mul a b` that one `add`/`add_any`/`sub` reads (once, its only
+  reader; not an output) is evaluated in it as a fused multiply-add, XLA's
+  CPU contraction: `add c z` and `add z c` are fma(a, b, z), `sub c z` is
+  fma(a, b, -z) and `sub z c` fma(-a, b, z), each rounded once.
+  """
+  reads = {}
+  for eqn in jaxpr.eqns:
+    for a in eqn.invars:
+      if not isinstance(a, Literal):
+        reads[a] = reads.get(a, 0) + 1
+  for v in jaxpr.outvars:
+    reads[v] = reads.get(v, 0) + 2
+  products = {}  # the contractible products: outvar -> its mul equation
+  for eqn in jaxpr.eqns:
+    if (eqn.primitive.name == "mul" and eqn.params.get("out_dtype") is None
+        and dtypes.numpy_dtype(eqn.outvars[0].aval.dtype) in (np.float32, np.float64)
+        and reads.get(eqn.outvars[0]) == 1):
+      products[eqn.outvars[0]] = eqn
+  fused = {}  # mul equation -> the addition it is evaluated in
+  steps = []
+  for eqn in jaxpr.eqns:
+    sign = _ADDITIONS.get(eqn.primitive.name)
+    mul = None
+    if sign is not None:
+      for i, a in enumerate(eqn.invars):
+        if a in products:
+          mul, position = products.pop(a), i
+          break
+    if mul is None:
+      steps.append(_Step(eqn.primitive.impl, eqn.params,
+                         eqn.primitive.multiple_results, eqn.invars, eqn.outvars, (eqn,)))
+      continue
+    fused[mul] = eqn
+    addend = eqn.invars[1 - position]
+    negate_product = sign < 0 and position == 1
+    negate_addend = sign < 0 and position == 0
+    steps.append(_Step(_fused_multiply_add, {"negate_product": negate_product,
+                                             "negate_addend": negate_addend},
+                       False, [*mul.invars, addend], eqn.outvars, (mul, eqn)))
+  return [s for s in steps if s.fn is _fused_multiply_add or s.eqns[0] not in fused]
+
+
+def _fused_multiply_add(a, b, c, negate_product, negate_addend):
+  """(-a if negate_product else a) * b + (-c if negate_addend else c), rounded once."""
+  from refimpl.lax.special import fused_multiply_add
+  a, b, c = np.broadcast_arrays(-a if negate_product else a, b, -c if negate_addend else c)
+  return fused_multiply_add(a, b, c)
+
+
+def _blocked(steps, outvars):
+  """`steps` with each run of two or more consecutive elementwise steps of
+  one result shape, larger than a block, made one step that evaluates them
+  a block of elements at a time (`_Blocks`)."""
+  from refimpl.lax.elementwise import _BLOCK
+  readers = {}
+  for i, step in enumerate(steps):
+    for a in step.reads:
+      readers.setdefault(a, set()).add(i)
+  for v in outvars:
+    readers.setdefault(v, set()).add(len(steps))
+
+  def shape_of(step):   # the step's result shape, if it can be evaluated in blocks
+    if step.multiple or not all(getattr(e.primitive, "elementwise", False)
+                                or step.fn is _fused_multiply_add for e in step.eqns):
+      return None
+    (out,) = step.writes
+    shape = out.aval.shape
+    if math.prod(shape) <= _BLOCK or dtypes.is_extended(out.aval.dtype):
+      return None
+    for a in step.reads:
+      if a.aval.shape != shape and (math.prod(a.aval.shape) != 1 or len(a.aval.shape) > len(shape)):
+        return None
+    return shape
+
+  result, run, run_shape = [], [], None
+
+  def close_run(end):
+    if len(run) < 2:
+      result.extend(run)
+      return
+    written = {v for s in run for v in s.writes}
+    outputs = [v for s in run for v in s.writes
+               if any(r >= end for r in readers.get(v, ()))]
+    inputs = list(dict.fromkeys(a for s in run for a in s.reads if a not in written))
+    result.append(_Step(_Blocks(run, run_shape, inputs, outputs), {}, True, inputs, outputs,
+                        tuple(e for s in run for e in s.eqns)))
+
+  for i, step in enumerate(steps):
+    shape = shape_of(step)
+    if shape is None or shape != run_shape:
+      close_run(i)
+      run, run_shape = [], shape
+      if shape is None:
+        result.append(step)
+        continue
+    run.append(step)
+  close_run(len(steps))
+  return result
+
+
+class _Blocks:
+  """Elementwise steps of one result shape evaluated `_BLOCK` elements at a
+  time: called with the values of `inputs`, returns those of `outputs`,
+  each computed block by block into an array of its own; the other results
+  of the steps exist a block at a time."""
+
+  def __init__(self, steps, shape, inputs, outputs):
+    from refimpl.lax.elementwise import _BLOCK
+    self.block, self.shape = _BLOCK, shape
+    local = {a: i for i, a in enumerate(inputs)}
+    self.full = [a.aval.shape == shape for a in inputs]
+    self.steps = []
+    for step in steps:
+      (out,) = step.writes
+      reads = [local[a] for a in step.reads]
+      local[out] = len(local)
+      self.steps.append((step.fn, step.params, reads, local[out],
+                         dtypes.numpy_dtype(out.aval.dtype), step.eqns[-1]))
+    self.outputs = [(local[v], dtypes.numpy_dtype(v.aval.dtype)) for v in outputs]
+
+  def __call__(self, *values):
+    size = math.prod(self.shape)
+    flat = [v.reshape(-1) if full else v.reshape(()) for v, full in zip(values, self.full)]
+    results = [np.empty(size, dtype) for _, dtype in self.outputs]
+    debug = config.jax_debug_nans or config.jax_debug_infs
+    env = flat + [None] * len(self.steps)
+    for start in range(0, size, self.block):
+      stop = min(start + self.block, size)
+      for i, (v, full) in enumerate(zip(flat, self.full)):
+        env[i] = v[start:stop] if full else v
+      for fn, params, reads, write, dtype, eqn in self.steps:
+        out = np.asarray(fn(*[env[i] for i in reads], **params))
+        if out.shape != (stop - start,) or out.dtype != dtype:
+          raise AssertionError(f"reference rule of {eqn.primitive.name} returned "
+                               f"{out.dtype}{list(out.shape)} on a block of "
+                               f"{stop - start} {dtype} elements")
+        if debug:
+          _check_floats(eqn, out)
+        env[write] = out
+      for result, (i, _) in zip(results, self.outputs):
+        result[start:stop] = env[i]
+    return [r.reshape(self.shape) for r in results]

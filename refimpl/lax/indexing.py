@@ -836,10 +836,9 @@ def _replace(old, new):
 
 def _apply_jaxpr_elementwise(update_jaxpr, old, new):
   """`update_jaxpr(x, u)` for each element pair (scatter_apply's combiner)."""
-  from refimpl.interpreters.eval import eval_closed_jaxpr
+  from refimpl.interpreters.eval import run_jaxpr
   with core.eval_context():
-    result = [core.to_numpy(eval_closed_jaxpr(update_jaxpr, x, u)[0])
-              for x, u in zip(old.ravel(), new.ravel())]
+    result = [run_jaxpr(update_jaxpr, x, u)[0] for x, u in zip(old.ravel(), new.ravel())]
   return np.asarray(result, old.dtype).reshape(old.shape)
 
 

@@ -22,7 +22,7 @@ from refimpl import core, dtypes, tree_util
 from refimpl.core import Primitive, ShapedArray, get_aval
 from refimpl.custom_derivatives import custom_jvp
 from refimpl.interpreters import ad, batching
-from refimpl.interpreters.eval import eval_closed_jaxpr
+from refimpl.interpreters.eval import eval_closed_jaxpr, run_jaxpr
 from refimpl.interpreters.partial_eval import trace_to_jaxpr
 from refimpl.lax import elementwise
 from refimpl.lax.elementwise import (add, convert_element_type, div, eq, exp, log1p, mul, ne,
@@ -191,8 +191,7 @@ def _reduce_reference(*operands_and_inits, jaxpr, dimensions):
     for i in range(out_size):
       acc = list(inits)
       for j in range(reduced_size):
-        acc = [core.to_numpy(v) for v in
-               eval_closed_jaxpr(jaxpr, *acc, *(row[i, j] for row in rows))]
+        acc = run_jaxpr(jaxpr, *acc, *(row[i, j] for row in rows))
       for out, value in zip(outs, acc):
         out[i] = value
   return [out.reshape(out_shape) for out in outs]

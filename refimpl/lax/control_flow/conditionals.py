@@ -33,7 +33,7 @@ from refimpl.config import config
 from refimpl.core import Primitive
 from refimpl.interpreters import ad, batching
 from refimpl.interpreters import partial_eval as pe
-from refimpl.interpreters.eval import eval_closed_jaxpr
+from refimpl.interpreters.eval import eval_closed_jaxpr, run_jaxpr
 from refimpl.jaxpr import ClosedJaxpr, Jaxpr, Var
 from refimpl.lax.ad_util import stop_gradient
 from refimpl.lax.control_flow.common import initial_style_jaxprs_with_common_consts, typematch
@@ -65,7 +65,7 @@ def _cond_impl(index, *operands, branches):
   whole batch and `select_n` on the index. See docs/control_flow.md.
   """
   i = int(np.clip(index, 0, len(branches) - 1))
-  return [core.to_numpy(x) for x in eval_closed_jaxpr(branches[i], *operands)]
+  return run_jaxpr(branches[i], *operands)
 
 
 def _cond_abstract_eval(index, *operands, branches):

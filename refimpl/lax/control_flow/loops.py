@@ -30,7 +30,7 @@ from refimpl.core import Primitive
 from refimpl.errors import ConcretizationTypeError
 from refimpl.interpreters import ad, batching
 from refimpl.interpreters import partial_eval as pe
-from refimpl.interpreters.eval import eval_closed_jaxpr
+from refimpl.interpreters.eval import eval_closed_jaxpr, run_jaxpr
 from refimpl.jaxpr import ClosedJaxpr, Jaxpr
 from refimpl.lax import elementwise, indexing, shapes
 from refimpl.lax.control_flow.common import (check_carry_type, initial_style_jaxpr,
@@ -97,11 +97,11 @@ def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
   y_avals = jaxpr.out_avals[num_carry:]
   ys = [np.empty((length, *a.shape), dtypes.numpy_dtype(a.dtype)) for a in y_avals]
   for i in (reversed(range(length)) if reverse else range(length)):
-    outs = eval_closed_jaxpr(jaxpr, *consts, *carry, *[x[i] for x in xs])
+    outs = run_jaxpr(jaxpr, *consts, *carry, *[x[i] for x in xs])
     carry = outs[:num_carry]
     for y, out in zip(ys, outs[num_carry:]):
-      y[i] = core.to_numpy(out)
-  return [core.to_numpy(c) for c in carry] + ys
+      y[i] = out
+  return carry + ys
 
 
 def _scan_abstract_eval(*avals, reverse, length, jaxpr, num_consts, num_carry, linear,

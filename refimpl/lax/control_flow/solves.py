@@ -23,7 +23,7 @@ from refimpl.autodiff import linear_transpose, linearize
 from refimpl.core import Primitive
 from refimpl.custom_derivatives import custom_jvp
 from refimpl.interpreters import ad, batching
-from refimpl.interpreters.eval import eval_closed_jaxpr
+from refimpl.interpreters.eval import eval_closed_jaxpr, run_jaxpr
 from refimpl.lax.control_flow.common import initial_style_jaxpr
 from refimpl.lax.elementwise import neg
 
@@ -186,7 +186,7 @@ def _linear_solve_impl(*args, const_lengths, jaxprs):
   zero derivatives.
   """
   params, b = _split_linear_solve_args(args, const_lengths)
-  return [core.to_numpy(x) for x in eval_closed_jaxpr(jaxprs.solve, *params.solve, *b)]
+  return run_jaxpr(jaxprs.solve, *params.solve, *b)
 
 
 @linear_solve_p.def_abstract_eval

@@ -39,7 +39,7 @@ from refimpl.core import Primitive, ShapedArray
 from refimpl.errors import ConcretizationTypeError
 from refimpl.interpreters import ad, batching
 from refimpl.interpreters import partial_eval as pe
-from refimpl.interpreters.eval import eval_closed_jaxpr
+from refimpl.interpreters.eval import eval_closed_jaxpr, run_jaxpr
 from refimpl.jaxpr import ClosedJaxpr, Jaxpr, Var, dce_jaxpr
 from refimpl.lax.control_flow.common import (check_carry_type, initial_style_jaxpr,
                                              promote_weak_typed_inputs, typematch)
@@ -85,12 +85,12 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   cconsts, bconsts, carry = _split(args, cond_nconsts, body_nconsts)
 
   def pred_of(carry):
-    return core.to_numpy(eval_closed_jaxpr(cond_jaxpr, *cconsts, *carry)[0])
+    return run_jaxpr(cond_jaxpr, *cconsts, *carry)[0]
 
   with core.eval_context():
     pred = pred_of(carry)
     while pred.any():
-      new = [core.to_numpy(x) for x in eval_closed_jaxpr(body_jaxpr, *bconsts, *carry)]
+      new = run_jaxpr(body_jaxpr, *bconsts, *carry)
       carry = new if pred.ndim == 0 else [_mask_rows(pred, n, c) for n, c in zip(new, carry)]
       pred = pred_of(carry)
   return [core.to_numpy(c) for c in carry]

@@ -98,6 +98,7 @@ class Tolerance:
 class ElementwisePrimitive(Primitive):
   # A primitive that, as in JAX, does not print `accuracy=None` or `out_dtype=None`.
   __doc__ = Primitive.__doc__   # the reference rule's docstring (a class docstring would hide it)
+  elementwise = True   # each result element depends on the operands' elements there alone
 
   def pp_params(self, params):
     shown = {k: v for k, v in params.items()
@@ -817,6 +818,7 @@ def _clamp_shape_rule(lo, x, hi):
 
 
 select_n_p = Primitive("select_n")
+select_n_p.elementwise = True
 
 
 @select_n_p.def_impl
@@ -856,6 +858,7 @@ def _select_n_shape_rule(which, *cases):
 # --- casts ------------------------------------------------------------------------------------
 
 convert_element_type_p = Primitive("convert_element_type")
+convert_element_type_p.elementwise = True
 
 
 def _float_to_int(x, dtype):

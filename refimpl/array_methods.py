@@ -5,7 +5,10 @@ Every operator is the `refimpl.numpy` function of the same meaning, so
 inherit from `ArrayMethods`; each provides `aval`.
 """
 
+import functools
 
+
+@functools.cache  # an import statement costs more than a cached call, on every operator
 def _jnp():
   import refimpl.numpy as jnp  # imported late: refimpl.numpy builds on this module
   return jnp

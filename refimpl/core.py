@@ -254,19 +254,32 @@ class EvalTrace(Trace):
     values = [to_numpy(x) for x in args]
     outs = _run_impl(primitive, values, params)
     if not primitive.multiple_results:
-      outs, out_avals = [outs], [out_avals]
-    results = []
-    for out, aval in zip(outs, out_avals):
-      out = np.asarray(out)
-      if out.shape != aval.shape or out.dtype != dtypes.numpy_dtype(aval.dtype):
-        raise AssertionError(
-            f"reference rule of {primitive.name} returned {out.dtype}{list(out.shape)}"
-            f" but its shape/dtype rule says {aval.str_short()}")
-      check_floats(primitive.name, out)
-      if out.flags.writeable and out.base is None and not any(out is v for v in values):
-        out.flags.writeable = False  # a new buffer the rule made: the Array can own it
-      results.append(make_array(out, aval))
-    return results if primitive.multiple_results else results[0]
+      return _result_array(primitive, outs, out_avals, values)
+    return [_result_array(primitive, out, aval, values) for out, aval in zip(outs, out_avals)]
+
+
+def _result_array(primitive, out, aval, values):
+  """The Array of `out`, a result of `primitive`'s reference rule run on
+  `values`, once checked against `aval` (from the shape rule) and, with
+  debug_nans/debug_infs, for NaNs and infinities."""
+  if type(out) is not np.ndarray:
+    out = np.asarray(out)
+  if out.shape != aval.shape or out.dtype != dtypes.numpy_dtype(aval.dtype):
+    raise AssertionError(
+        f"reference rule of {primitive.name} returned {out.dtype}{list(out.shape)}"
+        f" but its shape/dtype rule says {aval.str_short()}")
+  check_floats(primitive.name, out)
+  if out.base is None and out.flags.writeable and _is_new(out, values):
+    out.flags.writeable = False  # a new buffer the rule made: the Array can own it
+  return make_array(out, aval)
+
+
+def _is_new(out, values):
+  """Whether `out` is none of `values` (a rule may return an operand as it is)."""
+  for v in values:
+    if out is v:
+      return False
+  return True
 
 
 _SHAPE_RULE_RESULTS = {}
@@ -279,13 +292,16 @@ def _shape_rule(primitive, in_avals, params):
   Errors are raised anew each time. Primitives with jaxpr params (jit, scan,
   cond, ...) are not remembered: their keys would keep the jaxprs' consts
   alive."""
-  jaxpr_types = _jaxpr_types()
-  for v in params.values():
-    if isinstance(v, jaxpr_types) or (type(v) is tuple and v and isinstance(
-        v[0], jaxpr_types)):
-      return _allocatable_out_avals(primitive, in_avals, params)
-  key = (primitive, config.jax_enable_x64, *in_avals,
-         *[(k, type(v), v) for k, v in params.items()])
+  if params:
+    jaxpr_types = _jaxpr_types()
+    for v in params.values():
+      if isinstance(v, jaxpr_types) or (type(v) is tuple and v and isinstance(
+          v[0], jaxpr_types)):
+        return _allocatable_out_avals(primitive, in_avals, params)
+    key = (primitive, config.jax_enable_x64, *in_avals,
+           *[(k, type(v), v) for k, v in params.items()])
+  else:
+    key = (primitive, config.jax_enable_x64, *in_avals)
   try:
     out = _SHAPE_RULE_RESULTS.get(key)
   except TypeError:  # an unhashable param
@@ -308,14 +324,19 @@ def _run_impl(primitive, values, params):
   """Runs `primitive`'s reference rule; NaN/inf results are values, not
   warnings (NumPy's floating-point errors are ignored, once for the
   outermost rule: the rules a rule runs, as jit's, are already inside)."""
-  if _context.in_impl:
+  context = _context
+  if context.in_impl:
     return primitive.impl(*values, **params)
-  _context.in_impl = True
+  context.in_impl = True
   try:
-    with np.errstate(all="ignore"):
-      return primitive.impl(*values, **params)
+    return _impl_ignoring_fp_errors(primitive, values, params)
   finally:
-    _context.in_impl = False
+    context.in_impl = False
+
+
+@np.errstate(all="ignore")  # as a decorator: thread-safe, set and reset per call
+def _impl_ignoring_fp_errors(primitive, values, params):
+  return primitive.impl(*values, **params)
 
 
 _MEMORY_BYTES = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -345,9 +366,9 @@ def check_allocatable(primitive, out_avals):
 def make_array(data, aval):
   """The concrete array of NumPy `data` that `aval` describes: an `Array`,
   or for an extended dtype the array type that dtype names (key arrays)."""
-  if dtypes.is_extended(aval.dtype):
+  if isinstance(aval.dtype, dtypes.ExtendedDType):
     return aval.dtype.array_type(data, aval.dtype)
-  array = _array_type()(data, weak_type=aval.weak_type)
+  array = _array_type()(data, aval.weak_type)
   array._aval = aval  # the aval it would build (it describes `data` exactly)
   return array
 

@@ -261,7 +261,10 @@ def check_user_dtype_supported(dtype, fun_name=None):
 # --- dtypes of values ------------------------------------------------------
 
 def is_python_scalar(x):
-  return type(x) in (bool, int, float, complex)
+  return type(x) in _PYTHON_SCALAR_TYPES
+
+
+_PYTHON_SCALAR_TYPES = frozenset({bool, int, float, complex})
 
 
 def is_weakly_typed(x):
@@ -408,11 +411,13 @@ def issubdtype(a, b):
   unsigned integers (NumPy sees them all as void types). An extended dtype
   is a subdtype of itself and of its scalar types (`prng_key`, `extended`,
   `np.generic`), of nothing numeric."""
-  if not (isinstance(a, _DTYPE_LIKE) and isinstance(b, _DTYPE_LIKE)):
-    return _issubdtype(a, b)   # values (arrays, scalars): not cached
-  result = _ISSUBDTYPE.get((a, b))
-  if result is None:
-    result = _ISSUBDTYPE[a, b] = _issubdtype(a, b)
+  try:
+    return _ISSUBDTYPE[a, b]
+  except (KeyError, TypeError):  # not asked yet, or of a value (arrays are unhashable)
+    pass
+  result = _issubdtype(a, b)
+  if isinstance(a, _DTYPE_LIKE) and isinstance(b, _DTYPE_LIKE):  # values are not cached
+    _ISSUBDTYPE[a, b] = result
   return result
 
 

@@ -135,6 +135,7 @@ def _ieee(x):
 
 _BLOCK = 1 << 16
 """Elements per block of the elementwise reference rules (see `_in_blocks`)."""
+_size = operator.attrgetter("size")
 
 
 def _in_blocks(reference, dtype, operands, params):
@@ -147,7 +148,7 @@ def _in_blocks(reference, dtype, operands, params):
   """
   # The broadcast size is at most the product of the sizes: small operands
   # need no broadcast_shapes.
-  if (math.prod(x.size for x in operands) <= _BLOCK
+  if (math.prod(map(_size, operands)) <= _BLOCK
       or math.prod(shape := np.broadcast_shapes(*(x.shape for x in operands))) <= _BLOCK):
     return as_dtype(reference(*operands, **params), dtype)
   out = np.empty(shape, dtype)

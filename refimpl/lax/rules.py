@@ -168,6 +168,8 @@ def as_dtype(x, dtype):
   16-bit floats in float32 and rounds that result, so the reference does too.
   """
   x = np.asarray(x)
+  if x.dtype == dtype:
+    return x
   dtype = np.dtype(dtype)
   if x.dtype == dtypes.float64 and dtype in (dtypes.float16, dtypes.bfloat16):
     x = x.astype(np.float32)

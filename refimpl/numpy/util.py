@@ -16,8 +16,10 @@ from refimpl.config import config
 
 def is_arraylike(x):
   """Arrays, tracers, NumPy arrays/scalars and Python scalars."""
-  return (isinstance(x, (core.Tracer, core.ConcreteArray, np.ndarray, np.generic))
-          or dtypes.is_python_scalar(x))
+  return isinstance(x, _ARRAY_TYPES) or dtypes.is_python_scalar(x)
+
+
+_ARRAY_TYPES = (core.Tracer, core.ConcreteArray, np.ndarray, np.generic)
 
 
 def check_arraylike(fun_name, *args):
@@ -28,41 +30,81 @@ def check_arraylike(fun_name, *args):
                       f"{type(arg)} at position {pos}.")
 
 
-def _operands_result_type(args):
-  """The promoted (dtype, weak_type) of a jnp function's operands. A Python
-  int operand must fit the default integer dtype (OverflowError otherwise):
-  in JAX the operands of jnp functions are `jit` arguments."""
-  if args and all(isinstance(x, (core.Tracer, core.ConcreteArray)) for x in args):
-    # Fast path: arrays of one canonical dtype and weak type promote to it.
-    aval = args[0].aval
-    if (all(x.aval.dtype == aval.dtype and x.aval.weak_type == aval.weak_type
-            for x in args[1:]) and not dtypes.is_extended(aval.dtype)
-        and dtypes.canonicalize_dtype(aval.dtype) == aval.dtype
-        and not (aval.weak_type and aval.dtype == dtypes.bool_)):
-      return aval.dtype, aval.weak_type
+def _promoted(kind, args):
+  """The arguments converted to their promoted dtype and weak type: JAX's
+  lattice (`dtypes.result_type_and_weak_type`), then for `kind` "inexact"
+  the default float if that is not inexact, for "numeric" the default
+  integer if it is bool. A Python int operand must fit the default integer
+  dtype (OverflowError otherwise): in JAX the operands of jnp functions are
+  `jit` arguments.
+
+  The promotion is a function of the operands' dtypes and weak types (of a
+  Python scalar, its type) and of x64 alone, so it is remembered, with
+  which operands it converts: arrays and tracers already of the result
+  type are returned as they are, as lax.convert_element_type returns them.
+  """
+  key = _promotion_key(kind, args)
+  promotion = _PROMOTIONS.get(key) if key is not None else None
+  if promotion is None:
+    promotion = _promotion(kind, args)
+    if key is not None:
+      if len(_PROMOTIONS) > 10_000:
+        _PROMOTIONS.clear()
+      _PROMOTIONS[key] = promotion
+  to_dtype, weak, converts = promotion
+  return [lax.convert_element_type(x, to_dtype, weak) if convert else x
+          for x, convert in zip(args, converts)]
+
+
+def _promotion_key(kind, args):
+  """What `_promotion(kind, args)` depends on; None for arguments other than
+  arrays, tracers, NumPy values and Python scalars (not remembered)."""
+  key = [kind, config.jax_enable_x64]
+  for x in args:
+    if isinstance(x, (core.Tracer, core.ConcreteArray)):
+      aval = x.aval
+      key += (aval.dtype, aval.weak_type)
+    elif dtypes.is_python_scalar(x):
+      key += (type(dtypes.check_python_int(x)), None)
+    elif isinstance(x, (np.ndarray, np.generic)):
+      key += (x.dtype, False)
+    else:
+      return None
+  return tuple(key)
+
+
+def _promotion(kind, args):
+  """(dtype, weak_type, which of `args` to convert) of `_promoted`."""
   for x in args:
     dtypes.check_python_int(x)
-  return dtypes.result_type_and_weak_type(*args)
+  to_dtype, weak = dtypes.result_type_and_weak_type(*args)
+  if kind == "inexact":
+    to_dtype = to_inexact_dtype(to_dtype)
+  elif kind == "numeric" and dtypes.is_bool(to_dtype):
+    to_dtype = dtypes.default_int_dtype()
+  converts = tuple(not (isinstance(x, (core.Tracer, core.ConcreteArray))
+                        and (x.aval.dtype, x.aval.weak_type) == (to_dtype, weak))
+                   for x in args)
+  return to_dtype, weak, converts
+
+
+_PROMOTIONS = {}
+"""`_promotion`'s results by `_promotion_key`: operand types are few."""
 
 
 def promote_dtypes(*args):
   """Converts `args` to their common dtype (JAX's lattice, weak types honoured)."""
-  to_dtype, weak = _operands_result_type(args)
-  return [lax.convert_element_type(x, to_dtype, weak) for x in args]
+  return _promoted(None, args)
 
 
 def promote_dtypes_inexact(*args):
   """As promote_dtypes, then to the default float if the result is not inexact."""
-  to_dtype, weak = _operands_result_type(args)
-  return [lax.convert_element_type(x, to_inexact_dtype(to_dtype), weak) for x in args]
+  return _promoted("inexact", args)
 
 
 def promote_dtypes_numeric(*args):
   """As promote_dtypes, but booleans become the default integer."""
-  to_dtype, weak = _operands_result_type(args)
-  if dtypes.is_bool(to_dtype):
-    to_dtype = dtypes.default_int_dtype()
-  return [lax.convert_element_type(x, to_dtype, weak) for x in args]
+  return _promoted("numeric", args)
 
 
 def shape_of(x):
@@ -74,10 +116,10 @@ def promote_shapes(fun_name, *args):
 
   Scalars and equal ranks are left to lax, which broadcasts them itself.
   """
-  shapes = [shape_of(a) for a in args]
-  if len(args) < 2 or all(len(s) == len(shapes[0]) for s in shapes):
+  if len(args) < 2:
     return list(args)
-  if len({len(s) for s in shapes if s}) < 2:
+  shapes = [shape_of(a) for a in args]
+  if len({len(s) for s in shapes if s}) < 2:  # equal ranks, or scalars
     return list(args)
   check_rank_promotion(fun_name, shapes)
   try:

@@ -53,11 +53,24 @@ class JitPrimitive(core.Primitive):
       key = (closed.jaxpr.structural_key(), *setting)
       program = self._programs.get(key)
       if program is None:
+        core.check_allocatable(self, closed.out_avals)
         j = dce_jaxpr(closed.jaxpr)
         program = self._programs[key] = compile(
             ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []))
       per_jaxpr[setting] = program
     return program
+
+  def bind(self, *args, jaxpr, name, backend):
+    """Eagerly, a call of the compiled program whose results have the types
+    of the jaxpr's outputs (its shape rule), checked once when the program
+    was built rather than on every call; under a transformation, its rule."""
+    if (type(core.current_trace()) is not core.EvalTrace or config.jax_debug_nans
+        or config.jax_debug_infs):
+      return super().bind(*args, jaxpr=jaxpr, name=name, backend=backend)
+    values = [core.to_numpy(x) for x in args]
+    outs = core._run_impl(self, values, {"jaxpr": jaxpr, "name": name, "backend": backend})
+    return [core._result_array(self, out, aval, values)
+            for out, aval in zip(outs, jaxpr.out_avals)]
 
   def _call(self, *args, jaxpr, name, backend):
     """`jit[name, jaxpr, backend] *args`: calls the closed jaxpr `jaxpr`.

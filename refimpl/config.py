@@ -87,7 +87,8 @@ class Config:
   def trace_state(self):
     """The current thread's values of the options that change what tracing
     produces (part of jit's cache key)."""
-    return _trace_options({**self._values, **_context.values})
+    local = _context.values
+    return _trace_options({**self._values, **local} if local else self._values)
 
 
 _UNSET = object()

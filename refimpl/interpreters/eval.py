@@ -326,7 +326,8 @@ class _Blocks:
   def __call__(self, *values):
     size = math.prod(self.shape)
     flat = [v.reshape(-1) if full else v.reshape(()) for v, full in zip(values, self.full)]
-    results = [np.empty(size, dtype) for _, dtype in self.outputs]
+    results = [np.empty(self.shape, dtype) for _, dtype in self.outputs]
+    flat_results = [r.reshape(-1) for r in results]
     debug = config.jax_debug_nans or config.jax_debug_infs
     env = flat + [None] * len(self.steps)
     for start in range(0, size, self.block):
@@ -342,6 +343,6 @@ class _Blocks:
         if debug:
           _check_floats(eqn, out)
         env[write] = out
-      for result, (i, _) in zip(results, self.outputs):
+      for result, (i, _) in zip(flat_results, self.outputs):
         result[start:stop] = env[i]
-    return [r.reshape(self.shape) for r in results]
+    return results

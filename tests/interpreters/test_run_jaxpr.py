@@ -74,10 +74,11 @@ def test_fused_and_separate_roundings_differ_somewhere():
 def test_products_with_other_readers_are_not_fused(abc):
   a, b, c = abc
   with np.errstate(all="ignore"):
-    separate, product, cd = a * b + c, a * b, c * c[::-1]
+    separate, cd = a * b + c, c * c[::-1]
+    separate_twice = separate + a * b
   twice = jax.jit(lambda a, b, c: (lambda p: (p + c, p))(a * b))(a, b, c)
   same_bits(twice[0], separate)
-  same_bits(jax.jit(lambda a, b, c: (lambda p: p + c + p)(a * b))(a, b, c), separate + product)
+  same_bits(jax.jit(lambda a, b, c: (lambda p: p + c + p)(a * b))(a, b, c), separate_twice)
   # An addition of two products fuses its first operand's.
   same_bits(jax.jit(lambda a, b, c, d: a * b + c * d)(a, b, c, c[::-1].copy()),
             fused_multiply_add(a, b, cd))

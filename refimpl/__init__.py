@@ -31,6 +31,7 @@ from refimpl.dtypes import float0  # noqa: F401
 from refimpl.array import Array  # noqa: F401
 from refimpl import numpy, lax  # noqa: F401
 from refimpl.backends import register_backend  # noqa: F401
+from refimpl._lazy_loader import attach as _attach_lazy
 
 __version__ = "0.1.0"
 
@@ -38,15 +39,5 @@ __version__ = "0.1.0"
 # so that `import refimpl` does not pay for them in programs that never use them.
 # `refimpl.random.key(0)`, `from refimpl import nn` and `import refimpl.scipy`
 # all work as if they had been imported here.
-_LAZY_SUBMODULES = ("nn", "random", "scipy")
-
-
-def __getattr__(name):
-  if name in _LAZY_SUBMODULES:
-    import importlib
-    return importlib.import_module(f"{__name__}.{name}")  # also binds it here
-  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-  return sorted({*globals(), *_LAZY_SUBMODULES})
+__getattr__, __dir__ = _attach_lazy(__name__, ("nn", "random", "scipy"))
+del _attach_lazy

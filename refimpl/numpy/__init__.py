@@ -3,6 +3,7 @@
 Each module lists its public functions in `__all__`.
 """
 
+from refimpl._lazy_loader import attach as _attach_lazy
 from refimpl.numpy.util import is_arraylike  # noqa: F401
 from refimpl.numpy.creation import *  # noqa: F401,F403
 from refimpl.numpy.ufuncs import *  # noqa: F401,F403
@@ -17,4 +18,9 @@ from refimpl.numpy.statistics import *  # noqa: F401,F403
 from refimpl.numpy.polynomial import *  # noqa: F401,F403
 from refimpl.numpy.utilities import *  # noqa: F401,F403
 from refimpl.numpy.vectorize import *  # noqa: F401,F403
-from refimpl.numpy import fft, linalg  # noqa: F401
+
+# Deliberately lazy: `jnp.fft` and `jnp.linalg` load on first attribute access
+# (PEP 562), so that importing refimpl.numpy does not pay for them in programs
+# that never use them; `import refimpl.numpy.linalg` works too.
+__getattr__, __dir__ = _attach_lazy(__name__, ("fft", "linalg"))
+del _attach_lazy

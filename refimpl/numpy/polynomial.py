@@ -15,7 +15,7 @@ import numpy as np
 
 from refimpl import dtypes, lax
 from refimpl.api import jit
-from refimpl.numpy import convolution, linalg, reductions, ufuncs
+from refimpl.numpy import convolution, reductions, ufuncs
 from refimpl.numpy.creation import (arange, array, asarray, concrete, ensure_arraylike, full,
                                     ones, zeros)
 from refimpl.numpy.manipulation import atleast_1d, concatenate, diag, expand_dims, roll
@@ -183,6 +183,7 @@ def polyval(p, x, *, unroll=16):
 def poly(seq_of_zeros):
   """The monic polynomial with the given roots (the eigenvalues, for a square
   2-D array); always inexact, complex for complex or square input."""
+  from refimpl.numpy import linalg  # here, not at import: jnp.linalg loads on first use
   seq_of_zeros = ensure_arraylike("poly", seq_of_zeros)
   seq_of_zeros, = promote_dtypes_inexact(seq_of_zeros)
   zeros_ = atleast_1d(seq_of_zeros)
@@ -203,6 +204,7 @@ def poly(seq_of_zeros):
 @jit
 def _roots_no_zeros(p):
   """The eigenvalues of the companion matrix of `p` (p[0] != 0)."""
+  from refimpl.numpy import linalg  # here, not at import: jnp.linalg loads on first use
   if p.size < 2:
     return array([], dtype=dtypes.to_complex_dtype(p.dtype))
   companion = diag(ones((p.size - 2,), p.dtype), -1)
@@ -254,6 +256,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
   the covariance of the coefficients ("unscaled" skips the residual scale).
   The Vandermonde matrix is column-scaled, then solved with `linalg.lstsq`.
   """
+  from refimpl.numpy import linalg  # here, not at import: jnp.linalg loads on first use
   if w is None:
     x, y = ensure_arraylike("polyfit", x, y)
   else:

@@ -14,6 +14,14 @@ numbers, so fresh numbers need a fresh key from `split` or `fold_in`. Each
 sampler's docstring states how it turns bits into values, bit for bit as
 JAX does. Samplers, `split` and `fold_in` take a single key: a key array of
 another shape raises ValueError (map over keys with `vmap`).
+
+A sampler checks its arguments and hands them to a jitted private function
+(`_uniform`, `_normal`, `_gamma`, ...) wherever JAX 0.10 does, with JAX's
+static arguments: the body is a compiled program, so its multiply-adds are
+fused as XLA's CPU compiler fuses them (`refimpl.interpreters.eval.run_jaxpr`),
+eagerly as well as under `jit` and `vmap`. `bits`, `beta`, `choice`,
+`categorical`, `orthogonal`, `multinomial`, `generalized_normal`, `ball` and
+the key functions are not jitted in JAX and run op by op.
 """
 
 import functools
@@ -302,8 +310,6 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
 
 @functools.partial(jit, static_argnums=(1, 2))
 def _uniform(key, shape, dtype, minval, maxval):
-  # Jitted, as in JAX: a compiled program, so its multiply-add is fused
-  # (refimpl.interpreters.eval.run_jaxpr), eagerly too.
   minval = lax.broadcast_to_rank(lax.convert_element_type(minval, dtype), len(shape))
   maxval = lax.broadcast_to_rank(lax.convert_element_type(maxval, dtype), len(shape))
   finfo = dtypes.finfo(dtype)
@@ -334,20 +340,21 @@ def normal(key, shape=(), dtype=None):
   if not dtypes.issubdtype(dtype, np.inexact):
     raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, "
                      f"got {dtype}")
-  dtype = dtypes.canonicalize_dtype(dtype)
+  return _normal(key, shape, dtypes.canonicalize_dtype(dtype))
+
+
+@functools.partial(jit, static_argnums=(1, 2))
+def _normal(key, shape, dtype):
   if dtypes.is_complex(dtype):
-    return _normal_complex(key, shape, dtype)
+    real_dtype = dtypes.to_real_dtype(dtype)
+    key_re, key_im = _split(key)
+    re = lax.convert_element_type(_normal_real(key_re, shape, real_dtype), dtype)
+    im = lax.convert_element_type(_normal_real(key_im, shape, real_dtype), dtype)
+    return (re + 1j * im) / np.array(np.sqrt(2), dtype)
   return _normal_real(key, shape, dtype)
 
 
-def _normal_complex(key, shape, dtype):
-  real_dtype = dtypes.to_real_dtype(dtype)
-  key_re, key_im = _split(key)
-  re = lax.convert_element_type(_normal_real(key_re, shape, real_dtype), dtype)
-  im = lax.convert_element_type(_normal_real(key_im, shape, real_dtype), dtype)
-  return (re + 1j * im) / np.array(np.sqrt(2), dtype)
-
-
+@functools.partial(jit, static_argnums=(1, 2))
 def _normal_real(key, shape, dtype):
   lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype), dtype=dtype)
   u = _uniform(key, shape, dtype, lo, np.array(1., dtype))
@@ -371,11 +378,16 @@ def randint(key, shape, minval, maxval, dtype=None):
   dtypes.check_user_dtype_supported(dtype)
   dtype = dtypes.canonicalize_dtype(dtype)
   shape = core.canonicalize_shape(shape)
+  check_arraylike("randint", minval, maxval)
+  return _randint(key, shape, minval, maxval, dtype)
+
+
+@functools.partial(jit, static_argnums=(1, 4))
+def _randint(key, shape, minval, maxval, dtype):
   _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
   if not dtypes.issubdtype(dtype, np.integer):
     raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
   import refimpl.numpy as jnp
-  check_arraylike("randint", minval, maxval)
   minval, maxval = jnp.asarray(minval), jnp.asarray(maxval)
   if not dtypes.issubdtype(minval.dtype, np.integer):
     minval = minval.astype(int)
@@ -430,10 +442,16 @@ def bernoulli(key, p=np.float32(0.5), shape=None, mode='low'):
   if not dtypes.issubdtype(dtype, np.floating):
     raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
   p = lax.convert_element_type(p, dtype)
+  return _bernoulli(key, p, shape, mode)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _bernoulli(key, p, shape, mode):
   if shape is None:
     shape = np.shape(p)
   else:
     _check_shape("bernoulli", shape, np.shape(p))
+  dtype = lax.dtype(p)
   if mode == 'high':
     both = _uniform(key, (2, *shape), dtype, 0., 1.)
     u1, u2 = both[0], both[1] * _const(dtype, 2. ** -dtypes.finfo(dtype).nmant)
@@ -476,13 +494,16 @@ def _check_shape(name, shape, *param_shapes):
 
 
 # --- simple samplers ---------------------------------------------------------------
-# Inverse-CDF and transform samplers, all built from `_uniform` / `_normal_real`
+# Inverse-CDF and transform samplers, all built from `_uniform` / `_normal`
 # bits as JAX 0.10 builds them; `choice`, `permutation` and `categorical`.
 
-def _float_sampler(name, key, dtype, shape):
-  """Checks `key` and the float `dtype` (ValueError otherwise, as JAX);
-  returns (key, canonical dtype, canonical shape or None)."""
+def _float_sampler(name, key, dtype, shape, *params):
+  """Checks `key`, the parameters (arrays or scalars: TypeError, before they
+  reach the jitted body, where a list would be a pytree) and the float
+  `dtype` (ValueError otherwise, as JAX); returns (key, canonical dtype,
+  canonical shape or None)."""
   key, _ = _check_prng_key(name, key)
+  check_arraylike(name, *params)
   dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.floating):
@@ -503,6 +524,7 @@ def exponential(key, shape=(), dtype=None):
   return _exponential(key, shape, dtype)
 
 
+@functools.partial(jit, static_argnums=(1, 2))
 def _exponential(key, shape, dtype):
   u = _uniform(key, shape, dtype, 0., 1.)
   return lax.neg(lax.log1p(lax.neg(u)))
@@ -533,6 +555,7 @@ def gumbel(key, shape=(), dtype=None, mode=None):
   return _gumbel(key, shape, dtype, mode)
 
 
+@functools.partial(jit, static_argnums=(1, 2, 3))
 def _gumbel(key, shape, dtype, mode):
   info = dtypes.finfo(dtype)
   if mode == "highest" and dtype == np.float32:
@@ -578,6 +601,11 @@ def laplace(key, shape=(), dtype=None):
   """Standard Laplace floats: u = uniform(key, shape, dtype, -1 + epsneg, 1)
   (epsneg = 2**-(nmant+1), so |u| < 1), result sign(u) * log1p(-|u|)."""
   key, dtype, shape = _float_sampler("laplace", key, dtype, shape)
+  return _laplace(key, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(1, 2))
+def _laplace(key, shape, dtype):
   u = _uniform(key, shape, dtype, -1. + float(dtypes.finfo(dtype).epsneg), 1.)
   return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
@@ -586,6 +614,11 @@ def logistic(key, shape=(), dtype=None):
   """Standard logistic floats: u = uniform(key, shape, dtype, tiny, 1)
   (tiny the dtype's smallest normal), result log(u) - log1p(-u)."""
   key, dtype, shape = _float_sampler("logistic", key, dtype, shape)
+  return _logistic(key, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(1, 2))
+def _logistic(key, shape, dtype):
   u = _uniform(key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.)
   return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
@@ -594,6 +627,11 @@ def cauchy(key, shape=(), dtype=None):
   """Standard Cauchy floats: u = uniform(key, shape, dtype, eps, 1),
   result tan(pi * (u - 0.5))."""
   key, dtype, shape = _float_sampler("cauchy", key, dtype, shape)
+  return _cauchy(key, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(1, 2))
+def _cauchy(key, shape, dtype):
   u = _uniform(key, shape, dtype, float(dtypes.finfo(dtype).eps), 1.)
   return lax.tan(lax.mul(_const(dtype, np.pi), lax.sub(u, _const(dtype, 0.5))))
 
@@ -609,9 +647,10 @@ def rademacher(key, shape=(), dtype=None):
   return _rademacher(key, shape, dtype)
 
 
+@functools.partial(jit, static_argnums=(1, 2))
 def _rademacher(key, shape, dtype):
-  p_dtype = dtypes.canonicalize_dtype(float)
-  b = _uniform(key, shape, p_dtype, 0., 1.) < _const(p_dtype, 0.5)
+  p = _const(dtypes.canonicalize_dtype(float), 0.5)
+  b = _bernoulli(key, p, shape, 'low')
   return (2 * b.astype(dtype) - 1).astype(dtype)
 
 
@@ -622,9 +661,10 @@ def maxwell(key, shape=(), dtype=None):
   return _maxwell(key, shape, dtype)
 
 
+@functools.partial(jit, static_argnums=(1, 2))
 def _maxwell(key, shape, dtype):
   import refimpl.numpy as jnp
-  return jnp.linalg.norm(_normal_real(key, shape + (3,), dtype), axis=-1)
+  return jnp.linalg.norm(_normal(key, shape + (3,), dtype), axis=-1)
 
 
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
@@ -635,18 +675,29 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
   k1, k2 = split(key): maxwell(k1, that shape) and rademacher(k2, that
   shape, dtype).
   """
-  key, dtype, shape = _float_sampler("double_sided_maxwell", key, dtype, shape)
+  key, dtype, shape = _float_sampler("double_sided_maxwell", key, dtype, shape, loc, scale)
+  return _double_sided_maxwell(key, loc, scale, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(3, 4))
+def _double_sided_maxwell(key, loc, scale, shape, dtype):
   params_shape = lax.broadcast_shapes(np.shape(loc), np.shape(scale))
   shape = (shape or params_shape) + params_shape
   k1, k2 = _split(key)
-  return _rademacher(k2, shape, dtype) * _maxwell(k1, shape, dtype) * scale + loc
+  maxwell_samples = _maxwell(k1, shape, dtype)
+  return _rademacher(k2, shape, dtype) * maxwell_samples * scale + loc
 
 
 def weibull_min(key, scale, concentration, shape=(), dtype=None):
   """Weibull floats: (-log1p(-u)) ** (1 / concentration) * scale with
   u = uniform(key, shape, dtype) (the inverse CDF)."""
+  key, dtype, shape = _float_sampler("weibull_min", key, dtype, shape, scale, concentration)
+  return _weibull_min(key, scale, concentration, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(3, 4))
+def _weibull_min(key, scale, concentration, shape, dtype):
   import refimpl.numpy as jnp
-  key, dtype, shape = _float_sampler("weibull_min", key, dtype, shape)
   u = _uniform(key, shape, dtype, 0., 1.)
   return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
 
@@ -654,19 +705,30 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
 def pareto(key, b, shape=None, dtype=None):
   """Pareto floats on [1, inf): exp(e / b) with e = exponential(key, shape,
   dtype). `shape` defaults to b's shape."""
-  key, dtype, shape = _float_sampler("pareto", key, dtype, shape)
+  key, dtype, shape = _float_sampler("pareto", key, dtype, shape, b)
   shape = _check_broadcast_shapes("pareto", shape, b)
   _check_all_safe_to_cast("pareto", dtype, b)
-  return lax.exp(_exponential(key, shape, dtype) / lax.convert_element_type(b, dtype))
+  return _pareto(key, b, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _pareto(key, b, shape, dtype):
+  b = lax.convert_element_type(b, dtype)
+  return lax.exp(_exponential(key, shape, dtype) / b)
 
 
 def rayleigh(key, scale, shape=None, dtype=None):
   """Rayleigh floats: scale * sqrt(-2 * log(u)) with u = uniform(key, shape,
   dtype). `shape` defaults to scale's shape (and must broadcast with it)."""
-  import refimpl.numpy as jnp
-  key, dtype, shape = _float_sampler("rayleigh", key, dtype, shape)
+  key, dtype, shape = _float_sampler("rayleigh", key, dtype, shape, scale)
   shape = _check_broadcast_shapes("rayleigh", shape, scale)
   _check_all_safe_to_cast("rayleigh", dtype, scale)
+  return _rayleigh(key, scale, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _rayleigh(key, scale, shape, dtype):
+  import refimpl.numpy as jnp
   u = _uniform(key, shape, dtype, 0., 1.)
   scale = jnp.broadcast_to(lax.convert_element_type(scale, dtype), shape)
   return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), _const(dtype, -2))))
@@ -683,9 +745,15 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     raise ValueError("dtype argument to `lognormal` must be a float or complex dtype, "
                      f"got {dtype}")
   dtype = dtypes.canonicalize_dtype(dtype)
+  check_arraylike("lognormal", sigma)
   shape = _check_broadcast_shapes("lognormal", shape, sigma)
   _check_all_safe_to_cast("lognormal", dtype, sigma)
-  return lax.exp(normal(key, shape, dtype) * lax.convert_element_type(sigma, dtype))
+  return _lognormal(key, sigma, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(2, 3), inline=True)
+def _lognormal(key, sigma, shape, dtype):
+  return lax.exp(_normal(key, shape, dtype) * lax.convert_element_type(sigma, dtype))
 
 
 def triangular(key, left, mode, right, shape=None, dtype=None):
@@ -696,8 +764,13 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
   right - sqrt((1 - u)(right - left)(right - mode)). `shape` defaults to
   the parameters' broadcast shape.
   """
+  key, dtype, shape = _float_sampler("triangular", key, dtype, shape, left, mode, right)
+  return _triangular(key, left, mode, right, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(4, 5), inline=True)
+def _triangular(key, left, mode, right, shape, dtype):
   import refimpl.numpy as jnp
-  key, dtype, shape = _float_sampler("triangular", key, dtype, shape)
   if shape is None:
     shape = lax.broadcast_shapes(np.shape(left), np.shape(mode), np.shape(right))
   else:
@@ -715,20 +788,26 @@ def geometric(key, p, shape=None, dtype=None):
   floor(log(u) / log1p(-p)) + 1 with u = uniform(key, shape, p's inexact
   dtype), converted to `dtype` (int32 by default; float dtypes raise
   ValueError)."""
-  import refimpl.numpy as jnp
-  from refimpl.numpy.util import promote_dtypes_inexact
   key, _ = _check_prng_key("geometric", key)
   dtype = int if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.integer):
     raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
   dtype = dtypes.canonicalize_dtype(dtype)
+  if shape is not None:
+    shape = core.canonicalize_shape(shape)
+  check_arraylike("geometric", p)
+  return _geometric(key, p, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _geometric(key, p, shape, dtype):
+  import refimpl.numpy as jnp
+  from refimpl.numpy.util import promote_dtypes_inexact
   if shape is None:
     shape = np.shape(p)
   else:
-    shape = core.canonicalize_shape(shape)
     _check_shape("geometric", shape, np.shape(p))
-  check_arraylike("geometric", p)
   p, = promote_dtypes_inexact(p)
   log_u = lax.log(_uniform(key, shape, p.dtype, 0., 1.))
   log_one_minus_p = jnp.broadcast_to(lax.log1p(-p), shape)
@@ -761,6 +840,7 @@ def permutation(key, x, axis=0, independent=False):
   return jnp.take(x, ind, axis, unique_indices=True)
 
 
+@functools.partial(jit, static_argnums=(2,))
 def _shuffle(key, x, axis):
   num_rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(np.iinfo(np.uint32).max)))
   for _ in range(num_rounds):
@@ -882,8 +962,13 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
   nextafter(upper, -inf)]. `shape` defaults to the broadcast shape of lower and
   upper and must otherwise be broadcast-compatible with them (ValueError).
   """
+  key, dtype, shape = _float_sampler("truncated_normal", key, dtype, shape, lower, upper)
+  return _truncated_normal(key, lower, upper, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(3, 4))
+def _truncated_normal(key, lower, upper, shape, dtype):
   import refimpl.numpy as jnp
-  key, dtype, shape = _float_sampler("truncated_normal", key, dtype, shape)
   if shape is None:
     shape = lax.broadcast_shapes(np.shape(lower), np.shape(upper))
   else:
@@ -924,6 +1009,11 @@ def poisson(key, lam, shape=None, dtype=None):
   dtype = dtypes.canonicalize_dtype(dtype)
   shape = np.shape(lam) if shape is None else core.canonicalize_shape(shape)
   lam = lax.convert_element_type(jnp.broadcast_to(lam, shape), np.float32)
+  return _poisson(key, lam, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _poisson(key, lam, shape, dtype):
   use_knuth = lax.ne(lam, lam) | (lam < 10)
   lam_knuth = lax.select(use_knuth, lam, lax.full_like(lam, 0.0))
   lam_rejection = lax.select(use_knuth, lax.full_like(lam, 1e5), lam)
@@ -934,6 +1024,7 @@ def poisson(key, lam, shape=None, dtype=None):
   return lax.select(lam == 0, lax.full_like(result, 0), result)
 
 
+@functools.partial(jit, static_argnums=(2, 3, 4))
 def _poisson_knuth(key, lam, shape, dtype, max_iters):
   import refimpl.numpy as jnp
 
@@ -954,6 +1045,7 @@ def _poisson_knuth(key, lam, shape, dtype, max_iters):
   return (k - 1).astype(dtype)
 
 
+@functools.partial(jit, static_argnums=(2, 3, 4))
 def _poisson_rejection(key, lam, shape, dtype, max_iters):
   import refimpl.numpy as jnp
   log_lam = lax.log(lam)
@@ -1005,11 +1097,11 @@ def binomial(key, n, p, shape=None, dtype=None):
   accept where (us >= 0.07 and v <= v_r) or (0 <= k <= n and log(v alpha / (a / us²
   + b)) <= the Stirling bound of TF's random_binomial_op).
   """
-  check_arraylike("binomial", n, p)
-  key, dtype, shape = _float_sampler("binomial", key, dtype, shape)
+  key, dtype, shape = _float_sampler("binomial", key, dtype, shape, n, p)
   return _binomial(key, n, p, shape, dtype)
 
 
+@functools.partial(jit, static_argnums=(3, 4), inline=True)
 def _binomial(key, count, prob, shape, dtype):
   import refimpl.numpy as jnp
   from refimpl.numpy.util import promote_dtypes_inexact
@@ -1045,6 +1137,7 @@ def _binomial(key, count, prob, shape, dtype):
                     samples, count.astype(dtype) - samples)
 
 
+@functools.partial(jit, static_argnums=(3, 4, 5), inline=True)
 def _binomial_inversion(key, count, prob, shape, dtype, max_iters):
   import refimpl.numpy as jnp
   log1minusprob = jnp.log1p(-prob)
@@ -1086,6 +1179,7 @@ def _stirling_approx_tail(k):
   return lax.select(use_tail_values, tail_values[jnp.int32(k)], approx)
 
 
+@functools.partial(jit, static_argnums=(3, 4, 5), inline=True)
 def _btrs(key, count, prob, shape, dtype, max_iters):
   import refimpl.numpy as jnp
   stddev = jnp.sqrt(count * prob * (1 - prob))
@@ -1168,7 +1262,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method='cholesky
   result is mean + einsum('...ij,...j->...i', A, z). `shape` defaults to the
   broadcast of mean.shape[:-1] and cov.shape[:-2].
   """
-  import refimpl.numpy as jnp
   from refimpl.numpy.util import promote_dtypes_inexact
   key, _ = _check_prng_key("multivariate_normal", key)
   if dtype is not None:
@@ -1184,6 +1277,12 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method='cholesky
   dtype = dtypes.canonicalize_dtype(dtype)
   if shape is not None:
     shape = core.canonicalize_shape(shape)
+  return _multivariate_normal(key, mean, cov, shape, dtype, method)
+
+
+@functools.partial(jit, static_argnums=(3, 4, 5))
+def _multivariate_normal(key, mean, cov, shape, dtype, method):
+  import refimpl.numpy as jnp
   if not np.ndim(mean) >= 1:
     raise ValueError("multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
                      f"{np.ndim(mean)}")
@@ -1206,7 +1305,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method='cholesky
     factor = v * jnp.sqrt(w[..., None, :])
   else:
     factor = jnp.linalg.cholesky(cov)
-  normal_samples = normal(key, shape + mean.shape[-1:], dtype)
+  normal_samples = _normal(key, shape + mean.shape[-1:], dtype)
   return mean + jnp.einsum('...ij,...j->...i', factor, normal_samples)
 
 
@@ -1241,13 +1340,18 @@ def wald(key, mean, shape=None, dtype=None):
   result is x where z <= mean / (mean + x), else mean² / x (Michael, Schucany and
   Haas). `shape` defaults to mean's shape; mean is broadcast to it.
   """
-  import refimpl.numpy as jnp
-  key, dtype, shape = _float_sampler("wald", key, dtype, shape)
+  key, dtype, shape = _float_sampler("wald", key, dtype, shape, mean)
   shape = _check_broadcast_shapes("wald", shape, mean)
   _check_all_safe_to_cast("wald", dtype, mean)
+  return _wald(key, mean, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _wald(key, mean, shape, dtype):
+  import refimpl.numpy as jnp
   k1, k2 = _split(key, 2)
   mean = jnp.broadcast_to(jnp.asarray(mean).astype(dtype), shape)
-  v = _normal_real(k1, shape, dtype)
+  v = _normal(k1, shape, dtype)
   z = _uniform(k2, shape, dtype, 0., 1.)
   y = lax.integer_pow(v, 2)
   y_sq = lax.integer_pow(y, 2)
@@ -1293,7 +1397,7 @@ def _gamma_one(key, alpha, log_space):
 
   def next_normal(state):
     key, subkey = _split(state[0])
-    x = _normal_real(subkey, (), dtype)
+    x = _normal(subkey, (), dtype)
     return key, x, lax.add(one, lax.mul(x, c))
 
   def propose(state):
@@ -1386,8 +1490,8 @@ def gamma(key, a, shape=None, dtype=None):
   `dtype` and broadcast to `shape` (default a's shape), so element i uses
   the i-th key of split(key, size) (see `_gamma_one` for the draws).
   Differentiable in a by the implicit gradient (`lax.random_gamma_grad`)."""
-  key, dtype, shape = _float_sampler("gamma", key, dtype, shape)
-  return _gamma(key, a, shape, dtype, log_space=False)
+  key, dtype, shape = _float_sampler("gamma", key, dtype, shape, a)
+  return _gamma(key, a, shape=shape, dtype=dtype)
 
 
 def loggamma(key, a, shape=None, dtype=None):
@@ -1395,6 +1499,7 @@ def loggamma(key, a, shape=None, dtype=None):
   exp(loggamma(...)) is gamma(...) up to rounding) but computed in log
   space, so that tiny samples (small a) keep their precision."""
   key, _ = _check_prng_key("loggamma", key)
+  check_arraylike("loggamma", a)
   dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   if not dtypes.issubdtype(dtype, np.floating):  # JAX's message names `gamma`
@@ -1402,10 +1507,11 @@ def loggamma(key, a, shape=None, dtype=None):
   dtype = dtypes.canonicalize_dtype(dtype)
   if shape is not None:
     shape = core.canonicalize_shape(shape)
-  return _gamma(key, a, shape, dtype, log_space=True)
+  return _gamma(key, a, shape=shape, dtype=dtype, log_space=True)
 
 
-def _gamma(key, a, shape, dtype, log_space):
+@functools.partial(jit, static_argnames=('shape', 'dtype', 'log_space'))
+def _gamma(key, a, shape, dtype, log_space=False):
   import refimpl.numpy as jnp
   if shape is None:
     shape = np.shape(a)
@@ -1423,7 +1529,7 @@ def beta(key, a, b, shape=None, dtype=None):
   broadcast shape), m = max(la, lb), the result is exp(la - m) /
   (exp(la - m) + exp(lb - m)): Ga / (Ga + Gb) without underflow."""
   import refimpl.numpy as jnp
-  key, dtype, shape = _float_sampler("beta", key, dtype, shape)
+  key, dtype, shape = _float_sampler("beta", key, dtype, shape, a, b)
   _check_all_safe_to_cast("beta", dtype, a, b)
   shape = _check_broadcast_shapes("beta", shape, a, b)
   a, b = lax.convert_element_type(a, dtype), lax.convert_element_type(b, dtype)
@@ -1441,30 +1547,37 @@ def dirichlet(key, alpha, shape=None, dtype=None):
   softmax over the last axis of loggamma(key, alpha, shape + (n,)), with
   the max subtracted (through stop_gradient). `shape` is the batch shape
   (default alpha.shape[:-1]); alpha.ndim >= 1 (ValueError)."""
-  key, dtype, shape = _float_sampler("dirichlet", key, dtype, shape)
+  key, dtype, shape = _float_sampler("dirichlet", key, dtype, shape, alpha)
+  return _dirichlet(key, alpha, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _dirichlet(key, alpha, shape, dtype):
+  import refimpl.numpy as jnp
   if not np.ndim(alpha) >= 1:
     raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {np.ndim(alpha)}")
   if shape is None:
     shape = np.shape(alpha)[:-1]
   else:
     _check_shape("dirichlet", shape, np.shape(alpha)[:-1])
-  import refimpl.numpy as jnp
   alpha = lax.convert_element_type(alpha, dtype)
-
-  def sample(k):
-    log_gamma_samples = loggamma(k, alpha, shape + np.shape(alpha)[-1:], dtype)
-    x_max = jnp.max(log_gamma_samples, -1, keepdims=True)
-    unnormalized = jnp.exp(log_gamma_samples - lax.stop_gradient(x_max))
-    return unnormalized / unnormalized.sum(-1, keepdims=True)
-  return sample(key)
+  log_gamma_samples = loggamma(key, alpha, shape + np.shape(alpha)[-1:], dtype)
+  x_max = jnp.max(log_gamma_samples, -1, keepdims=True)
+  unnormalized = jnp.exp(log_gamma_samples - lax.stop_gradient(x_max))
+  return unnormalized / unnormalized.sum(-1, keepdims=True)
 
 
 def chisquare(key, df, shape=None, dtype=None):
   """Chi-square(df) floats: exp(loggamma(key, df / 2, shape)) * 2."""
-  import refimpl.numpy as jnp
-  key, dtype, shape = _float_sampler("chisquare", key, dtype, shape)
+  key, dtype, shape = _float_sampler("chisquare", key, dtype, shape, df)
   shape = _check_broadcast_shapes("chisquare", shape, df)
   _check_all_safe_to_cast("chisquare", dtype, df)
+  return _chisquare(key, df, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _chisquare(key, df, shape, dtype):
+  import refimpl.numpy as jnp
   df = lax.convert_element_type(df, dtype)
   two = _const(dtype, 2)
   log_g = loggamma(key, lax.div(df, two), shape, dtype)
@@ -1475,10 +1588,15 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
   """F(dfnum, dfden) floats: with key_dfd, key_dfn = split(key), the ratio
   (chisquare(key_dfn, dfnum) / dfnum) / (chisquare(key_dfd, dfden) / dfden)
   (shape defaults to the broadcast shape of dfden and dfnum)."""
-  import refimpl.numpy as jnp
-  key, dtype, shape = _float_sampler("f", key, dtype, shape)
+  key, dtype, shape = _float_sampler("f", key, dtype, shape, dfnum, dfden)
   shape = _check_broadcast_shapes("f", shape, dfnum, dfden)
   _check_all_safe_to_cast("f", dtype, dfnum, dfden)
+  return _f(key, dfnum, dfden, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(3, 4))
+def _f(key, dfnum, dfden, shape, dtype):
+  import refimpl.numpy as jnp
   dfden = lax.convert_element_type(dfden, dtype)
   dfnum = lax.convert_element_type(dfnum, dtype)
   key_dfd, key_dfn = _split(key)
@@ -1493,10 +1611,11 @@ def t(key, df, shape=(), dtype=None):
   """Student's t(df) floats: with key_n, key_g = split(key), n =
   normal(key_n, shape) and g = gamma(key_g, df / 2, shape), the result is
   n * sqrt((df / 2) / g)."""
-  key, dtype, shape = _float_sampler("t", key, dtype, shape)
+  key, dtype, shape = _float_sampler("t", key, dtype, shape, df)
   return _t(key, df, shape, dtype)
 
 
+@functools.partial(jit, static_argnums=(2, 3))
 def _t(key, df, shape, dtype):
   import refimpl.numpy as jnp
   if shape is None:
@@ -1505,7 +1624,7 @@ def _t(key, df, shape, dtype):
     _check_shape("t", shape, np.shape(df))
   df = lax.convert_element_type(df, dtype)
   key_n, key_g = _split(key)
-  n = _normal_real(key_n, shape, dtype)
+  n = _normal(key_n, shape, dtype)
   half_df = lax.div(df, _const(dtype, 2))
   g = gamma(key_g, half_df, shape, dtype)
   return n * jnp.sqrt(half_df / g)
@@ -1520,13 +1639,10 @@ def generalized_normal(key, p, shape=(), dtype=None):
   dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
   _check_shape("generalized_normal", shape)
-
-  def sample(k):
-    k0, k1 = _split(k)
-    g = gamma(k0, 1 / p, shape, dtype)
-    r = rademacher(k1, shape, dtype)
-    return r * g ** (1 / p)
-  return sample(key)
+  k0, k1 = _split(key)
+  g = gamma(k0, 1 / p, shape, dtype)
+  r = rademacher(k1, shape, dtype)
+  return r * g ** (1 / p)
 
 
 def ball(key, d, p=2, shape=(), dtype=None):
@@ -1542,10 +1658,7 @@ def ball(key, d, p=2, shape=(), dtype=None):
   dtypes.check_user_dtype_supported(dtype)
   _check_shape("ball", shape)
   d = operator.index(d)
-
-  def sample(k):
-    k1, k2 = _split(k)
-    g = generalized_normal(k1, p, (*shape, d), dtype)
-    e = exponential(k2, shape, dtype)
-    return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]
-  return sample(key)
+  k1, k2 = _split(key)
+  g = generalized_normal(k1, p, (*shape, d), dtype)
+  e = exponential(k2, shape, dtype)
+  return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]

@@ -1,6 +1,6 @@
 """jax.random's argument handling as in current JAX: `dtype=None` defaults,
 bernoulli's and gumbel's modes, parameter dtype and shape checks,
-orthogonal's `m`, and `clone`."""
+orthogonal's `m`, `clone`, and where the samplers' bodies are jitted."""
 
 import numpy as np
 import pytest
@@ -174,3 +174,98 @@ def test_int_shape_refused_where_jax_refuses():
     random.choice(K, 5, 3)
   with pytest.raises(TypeError, match="Shapes must be 1D sequences"):
     random.normal(K, 3.0)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("randint", lambda: random.randint(K, (2,), [0, 1], 5)),
+    ("geometric", lambda: random.geometric(K, [0.3, 0.4])),
+    ("truncated_normal", lambda: random.truncated_normal(K, [0.], 1.)),
+    ("double_sided_maxwell", lambda: random.double_sided_maxwell(K, [0.], 1.)),
+    ("weibull_min", lambda: random.weibull_min(K, 1., [2.])),
+    ("pareto", lambda: random.pareto(K, [2.])), ("rayleigh", lambda: random.rayleigh(K, [2.])),
+    ("lognormal", lambda: random.lognormal(K, [0.5])),
+    ("triangular", lambda: random.triangular(K, 0., [.5], 1.)),
+    ("binomial", lambda: random.binomial(K, [5.], 0.5)), ("wald", lambda: random.wald(K, "a")),
+    ("gamma", lambda: random.gamma(K, [1.])), ("loggamma", lambda: random.loggamma(K, [1.])),
+    ("beta", lambda: random.beta(K, 1., [2.])), ("dirichlet", lambda: random.dirichlet(K, [1., 2.])),
+    ("chisquare", lambda: random.chisquare(K, [1.])), ("f", lambda: random.f(K, 1., [2.])),
+    ("t", lambda: random.t(K, [3.])),
+])
+def test_parameters_must_be_arrays_or_scalars(name, call):
+  """A list (or string) parameter is refused before it reaches the jitted
+  body, where a list would be a pytree of scalars."""
+  with pytest.raises(TypeError, match=f"^{name} requires ndarray or scalar arguments"):
+    call()
+
+
+def _sampler_jits(jaxpr):
+  """The jitted functions of refimpl.random in `jaxpr`'s equations, with the
+  ones each calls in parentheses: "_normal(_normal_real(_uniform))"."""
+  calls = []
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.name == "jit" and hasattr(random, eqn.params["name"]):
+      inner = _sampler_jits(eqn.params["jaxpr"].jaxpr)
+      calls.append(eqn.params["name"] + (f"({inner})" if inner else ""))
+  return ", ".join(calls)
+
+
+NORMAL = "_normal(_normal_real(_uniform))"
+RADEMACHER = "_rademacher(_bernoulli(_uniform))"
+SAMPLER_JITS = {   # JAX 0.10's jitted functions, nested as JAX nests them
+    "uniform": (lambda k: random.uniform(k, (3,)), "_uniform"),
+    "normal": (lambda k: random.normal(k, (3,)), NORMAL),
+    "normal complex64": (lambda k: random.normal(k, (3,), jnp.complex64),
+                         "_normal(_normal_real(_uniform), _normal_real(_uniform))"),
+    "randint": (lambda k: random.randint(k, (3,), 0, 5), "_randint"),
+    "permutation": (lambda k: random.permutation(k, jnp.arange(6).reshape(3, 2)), "_shuffle"),
+    "multivariate_normal": (lambda k: random.multivariate_normal(k, jnp.zeros(2), jnp.eye(2)),
+                            f"_multivariate_normal({NORMAL})"),
+    "truncated_normal": (lambda k: random.truncated_normal(k, -1., 2., (3,)),
+                         "_truncated_normal(_uniform)"),
+    "bernoulli": (lambda k: random.bernoulli(k, 0.3, (3,)), "_bernoulli(_uniform)"),
+    "cauchy": (lambda k: random.cauchy(k, (3,)), "_cauchy(_uniform)"),
+    "dirichlet": (lambda k: random.dirichlet(k, jnp.ones(3)), "_dirichlet(_gamma)"),
+    "exponential": (lambda k: random.exponential(k, (3,)), "_exponential(_uniform)"),
+    "gamma": (lambda k: random.gamma(k, 2., (3,)), "_gamma"),
+    "loggamma": (lambda k: random.loggamma(k, 2., (3,)), "_gamma"),
+    "poisson": (lambda k: random.poisson(k, 3., (3,)),
+                "_poisson(_poisson_knuth, _poisson_rejection)"),
+    "gumbel": (lambda k: random.gumbel(k, (3,)), "_gumbel(_uniform)"),
+    "gumbel highest": (lambda k: random.gumbel(k, (3,), mode="highest"), "_gumbel"),
+    "laplace": (lambda k: random.laplace(k, (3,)), "_laplace(_uniform)"),
+    "logistic": (lambda k: random.logistic(k, (3,)), "_logistic(_uniform)"),
+    "pareto": (lambda k: random.pareto(k, 3., (3,)), "_pareto(_exponential(_uniform))"),
+    "t": (lambda k: random.t(k, 3., (3,)), f"_t({NORMAL}, _gamma)"),
+    "chisquare": (lambda k: random.chisquare(k, 3., (3,)), "_chisquare(_gamma)"),
+    "f": (lambda k: random.f(k, 3., 4., (3,)), "_f(_chisquare(_gamma), _chisquare(_gamma))"),
+    "rademacher": (lambda k: random.rademacher(k, (3,)), RADEMACHER),
+    "maxwell": (lambda k: random.maxwell(k, (3,)), f"_maxwell({NORMAL})"),
+    "double_sided_maxwell": (lambda k: random.double_sided_maxwell(k, 0., 1., (3,)),
+                             f"_double_sided_maxwell(_maxwell({NORMAL}), {RADEMACHER})"),
+    "weibull_min": (lambda k: random.weibull_min(k, 1., 2., (3,)), "_weibull_min(_uniform)"),
+    "rayleigh": (lambda k: random.rayleigh(k, 1., (3,)), "_rayleigh(_uniform)"),
+    "wald": (lambda k: random.wald(k, 1., (3,)), f"_wald({NORMAL}, _uniform)"),
+    "geometric": (lambda k: random.geometric(k, .3, (3,)), "_geometric(_uniform)"),
+    # JAX inlines these three (inline=True); refimpl's jit keeps the equation
+    "triangular": (lambda k: random.triangular(k, 0., .3, 1., (3,)), "_triangular(_uniform)"),
+    "lognormal": (lambda k: random.lognormal(k, 1., (3,)), f"_lognormal({NORMAL})"),
+    "binomial": (lambda k: random.binomial(k, 5., .3, (3,)),
+                 "_binomial(_binomial_inversion, _btrs)"),
+    # not jitted in JAX: only the samplers they call are
+    "bits": (lambda k: random.bits(k, (3,)), ""),
+    "beta": (lambda k: random.beta(k, 2., 3., (3,)), "_gamma, _gamma"),
+    "choice": (lambda k: random.choice(k, 5, (3,)), "_randint"),
+    "categorical": (lambda k: random.categorical(k, jnp.zeros(3)), "_gumbel(_uniform)"),
+    "orthogonal": (lambda k: random.orthogonal(k, 3), NORMAL),
+    "generalized_normal": (lambda k: random.generalized_normal(k, 1.5, (3,)),
+                           f"_gamma, {RADEMACHER}"),
+    "ball": (lambda k: random.ball(k, 3), f"_gamma, {RADEMACHER}, _exponential(_uniform)"),
+}
+
+
+@pytest.mark.parametrize("name", list(SAMPLER_JITS))
+def test_samplers_jit_their_bodies_where_jax_does(name):
+  """Each sampler's body is a `jit` equation named after JAX's private
+  function, and jitted samplers that call others nest them."""
+  sample, jits = SAMPLER_JITS[name]
+  assert _sampler_jits(jax.make_jaxpr(sample)(K).jaxpr) == jits

@@ -1,6 +1,7 @@
-"""Submodules that `import refimpl, refimpl.numpy` leaves unloaded
-(refimpl/_lazy_loader.py) load on first use and then behave as if they had
-been imported eagerly."""
+"""What `import refimpl, refimpl.numpy` does to be quick: the submodules it
+leaves unloaded (refimpl/_lazy_loader.py) load on first use and then behave
+as if they had been imported eagerly; the garbage collector it pauses while
+loading is left as it was found."""
 
 import json
 import subprocess
@@ -63,3 +64,12 @@ def test_the_loader_itself_is_not_a_public_name():
   import refimpl
   import refimpl.numpy as jnp
   assert not hasattr(refimpl, "_attach_lazy") and not hasattr(jnp, "_attach_lazy")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_import_leaves_the_garbage_collector_as_it_found_it(enabled):
+  code = ("import gc, json\n"
+          f"{'gc.enable()' if enabled else 'gc.disable()'}\n"
+          "import refimpl.numpy\n"
+          "print(json.dumps(gc.isenabled()))")
+  assert _run(code) is enabled

@@ -8,8 +8,9 @@ import gc as _gc
 
 # Loading refimpl (and NumPy, on which it builds) creates tens of thousands of
 # long-lived objects and frees almost none, so the cyclic garbage collector's
-# passes over the heap while it loads find nothing to collect; they are a tenth
-# of the import time. The collector is paused until the imports are done.
+# repeated passes over the whole heap during the import find little to collect.
+# The collector is paused until the imports are done (a few percent of the
+# import time); what it would have found, it finds on its next pass.
 _gc_was_enabled = _gc.isenabled()
 _gc.disable()
 try:

@@ -64,8 +64,7 @@ class JitPrimitive(core.Primitive):
     """Eagerly, a call of the compiled program whose results have the types
     of the jaxpr's outputs (its shape rule), checked once when the program
     was built rather than on every call; under a transformation, its rule."""
-    if (type(core.current_trace()) is not core.EvalTrace or config.jax_debug_nans
-        or config.jax_debug_infs):
+    if type(core.current_trace()) is not core.EvalTrace or config.checking_floats:
       return super().bind(*args, jaxpr=jaxpr, name=name, backend=backend)
     values = [core.to_numpy(x) for x in args]
     outs = core._run_impl(self, values, {"jaxpr": jaxpr, "name": name, "backend": backend})
@@ -85,7 +84,7 @@ class JitPrimitive(core.Primitive):
     """
     compiled = self._compile(jaxpr, backend or config.backend)
     consts = [core.to_numpy(c) for c in jaxpr.consts]
-    if not (config.jax_debug_nans or config.jax_debug_infs):
+    if not config.checking_floats:
       return compiled(*consts, *args)
     with config.option("jax_debug_nans", False), config.option("jax_debug_infs", False):
       outs = compiled(*consts, *args)

@@ -84,6 +84,15 @@ class Config:
       else:
         local[name] = outer
 
+  @property
+  def checking_floats(self):
+    """Whether `jax_debug_nans` or `jax_debug_infs` is on in the current thread."""
+    local, values = _context.values, self._values
+    if local:
+      values = {name: local.get(name, values[name])
+                for name in ("jax_debug_nans", "jax_debug_infs")}
+    return values["jax_debug_nans"] or values["jax_debug_infs"]
+
   def trace_state(self):
     """The current thread's values of the options that change what tracing
     produces (part of jit's cache key)."""

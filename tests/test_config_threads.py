@@ -126,10 +126,15 @@ def test_debug_nans_in_one_thread_only():
         jnp.log(-1.0)
       with pytest.raises(FloatingPointError):
         jax.jit(jnp.log)(-1.0)
+      assert config.checking_floats
+      with pytest.raises(FloatingPointError, match="in equation"):  # a compiled body
+        jax.lax.scan(lambda c, x: (c, jnp.log(x)), 0., jnp.asarray([-1.0]))
 
   def b():
     step.wait()  # A is inside debug_nans
-    seen["b"] = jnp.log(-1.0), jax.jit(jnp.log)(-1.0)
+    assert not config.checking_floats
+    seen["b"] = (jnp.log(-1.0), jax.jit(jnp.log)(-1.0),
+                 jax.lax.scan(lambda c, x: (c, jnp.log(x)), 0., jnp.asarray([-1.0]))[1][0])
     step.wait()
 
   run_threads(a, b)

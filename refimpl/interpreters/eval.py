@@ -31,7 +31,7 @@ def eval_jaxpr(jaxpr, consts, *args):
     try:
       outs = primitive.bind(*invals, **params)
     except FloatingPointError as err:
-      if not (config.jax_debug_nans or config.jax_debug_infs):
+      if not config.checking_floats:
         raise
       raise FloatingPointError(f"{err}\n  in equation: {eqn}") from None
     if primitive.multiple_results:
@@ -116,7 +116,7 @@ def run_jaxpr(closed, *args):
     env[slot] = core.to_numpy(value)
   for slot, value in zip(in_slots, args):
     env[slot] = value if type(value) is np.ndarray else np.asarray(value)
-  debug = config.jax_debug_nans or config.jax_debug_infs
+  debug = config.checking_floats
   for fn, params, multiple, reads, writes, types, frees, eqns in steps:
     outs = fn(*[env[i] for i in reads], **params)
     if not multiple:
@@ -328,7 +328,7 @@ class _Blocks:
     flat = [v.reshape(-1) if full else v.reshape(()) for v, full in zip(values, self.full)]
     results = [np.empty(self.shape, dtype) for _, dtype in self.outputs]
     flat_results = [r.reshape(-1) for r in results]
-    debug = config.jax_debug_nans or config.jax_debug_infs
+    debug = config.checking_floats
     env = flat + [None] * len(self.steps)
     for start in range(0, size, self.block):
       stop = min(start + self.block, size)

@@ -49,6 +49,17 @@ def test_lazy_submodules_work_through_every_import_form():
   assert _run(code) == [0.0, 0.0, 1.0, 2.0, [0, 0]]
 
 
+@pytest.mark.parametrize("package", sorted(LAZY))
+def test_star_import_binds_the_lazy_submodules_too(package):
+  code = ("import json\n"
+          f"from {package} import *\n"
+          f"import {package}\n"
+          f"public = sorted(n for n in vars({package}) if not n.startswith('_'))\n"
+          "print(json.dumps([public, sorted(n for n in globals() if n in public)]))")
+  public, bound = _run(code)
+  assert set(LAZY[package]) <= set(public) and bound == public
+
+
 @pytest.mark.parametrize("package,typo,meant", [("refimpl", "jitt", "jit"),
                                                ("refimpl.numpy", "arange_", "arange")])
 def test_unknown_attribute_raises_attribute_error_with_a_suggestion(package, typo, meant):

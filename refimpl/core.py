@@ -96,7 +96,7 @@ def canonicalize_shape(shape):
   if isinstance(shape, int):
     shape = (shape,)
   try:
-    return tuple(operator.index(d) for d in shape)
+    return tuple(map(operator.index, shape))
   except TypeError:
     pass
   msg = f"Shapes must be 1D sequences of concrete values of integer type, got {shape}."
@@ -121,8 +121,7 @@ def get_aval(x):
   if isinstance(x, (Tracer, ConcreteArray)):
     return x.aval
   if dtypes.is_python_scalar(x):
-    return ShapedArray((), dtypes.python_scalar_dtype(dtypes.check_python_int(x)),
-                       weak_type=type(x) is not bool)
+    return _python_scalar_aval(type(dtypes.check_python_int(x)), config.jax_enable_x64)
   if isinstance(x, (np.ndarray, np.generic)):
     if isinstance(x, np.ma.MaskedArray):
       raise ValueError("numpy masked arrays are not supported as direct inputs to JAX "
@@ -134,6 +133,13 @@ def get_aval(x):
                       "Only arrays of numeric types are supported by JAX.")
     return ShapedArray(x.shape, dtype)
   raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+
+
+@functools.cache
+def _python_scalar_aval(scalar_type, x64):
+  """The aval of a Python scalar of `scalar_type` (`x64` as the option is)."""
+  return ShapedArray((), dtypes.python_scalar_dtype(scalar_type(0)),
+                     weak_type=scalar_type is not bool)
 
 
 def _numpy_value_dtype(np_dtype, x64):
@@ -298,8 +304,8 @@ def _shape_rule(primitive, in_avals, params):
       if isinstance(v, jaxpr_types) or (type(v) is tuple and v and isinstance(
           v[0], jaxpr_types)):
         return _allocatable_out_avals(primitive, in_avals, params)
-    key = (primitive, config.jax_enable_x64, *in_avals,
-           *[(k, type(v), v) for k, v in params.items()])
+    key = (primitive, config.jax_enable_x64, *in_avals, *params.items(),
+           *map(type, params.values()))
   else:
     key = (primitive, config.jax_enable_x64, *in_avals)
   try:

@@ -113,10 +113,10 @@ def _wide(x):
   wraps in their own dtype).
   """
   x = np.asarray(x)
-  if dtypes.is_complex(x.dtype):
-    return x.astype(np.complex128)
   if dtypes.is_float(x.dtype):
     return x.astype(np.float64)
+  if dtypes.is_complex(x.dtype):
+    return x.astype(np.complex128)
   return x
 
 

@@ -67,7 +67,7 @@ def _promotion_key(kind, args):
     elif dtypes.is_python_scalar(x):
       key += (type(dtypes.check_python_int(x)), None)
     elif isinstance(x, (np.ndarray, np.generic)):
-      key += (x.dtype, False)
+      key += (x.dtype, "numpy")  # converted, unlike an array of its type
     else:
       return None
   return tuple(key)

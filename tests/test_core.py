@@ -1,5 +1,8 @@
 """Tests of refimpl/core.py, refimpl/jaxpr.py and the tracing interpreter."""
 
+import threading
+import warnings
+
 import numpy as np
 import pytest
 
@@ -240,3 +243,58 @@ def test_remembered_shape_rules_tell_param_types_apart():
   assert lax.integer_pow(x, 2).dtype == np.float32
   with pytest.raises(TypeError):
     lax.integer_pow(x, 2.0)
+
+
+# --- NumPy's floating-point error handling around reference rules ---------------
+
+def _log_ratio(x):
+  return jnp.log(x) / 0.0  # -inf, NaN and division by zero
+
+
+@pytest.mark.parametrize("setting", ["raise", "warn", "ignore"])
+def test_eager_rules_ignore_numpy_fp_errors_and_leave_the_users_setting(setting):
+  x = jnp.array([1.0, 0.0, -1.0])
+  with np.errstate(all=setting):
+    before = np.geterr()
+    with warnings.catch_warnings():
+      warnings.simplefilter("error")
+      out = _log_ratio(x)
+    assert np.geterr() == before
+  with np.errstate(all="ignore"):
+    expected = np.log(np.array([1.0, 0.0, -1.0], np.float32)) / np.float32(0.0)
+  np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+def test_a_failing_rule_leaves_the_error_handling_as_it_was():
+  def failing(x):
+    np.log(x)  # invalid: FloatingPointError if the user's setting reached the rule
+    raise ValueError("rule failed")
+
+  failing_p = core.Primitive("failing")
+  failing_p.def_impl(failing)
+  failing_p.def_abstract_eval(lambda x: x)
+  with np.errstate(all="raise"):
+    with pytest.raises(ValueError, match="rule failed"):
+      failing_p.bind(np.float32(-1.0))
+    assert np.geterr()["invalid"] == "raise"
+    with warnings.catch_warnings():
+      warnings.simplefilter("error")
+      assert np.isnan(jnp.log(jnp.float32(-1.0)))  # the next rule still ignores errors
+
+
+def test_fp_error_handling_is_per_thread():
+  """An eager operation in one thread neither sees nor changes the error
+  handling another thread set."""
+  results = {}
+
+  def worker():
+    with np.errstate(all="raise"):
+      _log_ratio(jnp.array([0.0, -1.0]))
+      results["worker"] = np.geterr()["divide"]
+
+  with np.errstate(all="warn"):
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(30)
+    results["main"] = np.geterr()["divide"]
+  assert results == {"worker": "raise", "main": "warn"}

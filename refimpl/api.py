@@ -287,15 +287,15 @@ class JitFunction:
     static, dyn_args, dyn_kwargs = self._split_args(args, kwargs)
     leaves, in_tree = _flatten_args(dyn_args, dyn_kwargs)
     try:
-      avals = tuple(leaf.aval if structs and isinstance(leaf, ShapeDtypeStruct)
-                    else core.get_aval(leaf) for leaf in leaves)
+      avals = (tuple(leaf.aval if isinstance(leaf, ShapeDtypeStruct) else core.get_aval(leaf)
+                     for leaf in leaves) if structs else tuple(map(core.get_aval, leaves)))
     except TypeError:  # say which argument, by its path
       avals = tuple(_abstractify(leaf, self.__name__, tree_util.keystr(path), structs)
                     for path, leaf in tree_util.tree_flatten_with_path(
                         (dyn_args, dyn_kwargs))[0])
     # static values match only with equal types too, as in JAX (2 and 2.0 differ)
     key = (self.static_argnums, self.static_argnames,
-           tuple((k, type(v), v) for k, v in static), in_tree, avals,
+           tuple([(k, type(v), v) for k, v in static]) if static else (), in_tree, avals,
            config.trace_state(), core.axis_env())
     per_fun = _trace_cache.get(self.fun)
     if per_fun is None:

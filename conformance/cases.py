@@ -27,7 +27,7 @@ import numpy as np
 
 import refimpl
 from conformance.divergences import DIVERGENCES
-from conformance.strategies import assert_close
+from conformance.strategies import TOLERANCES, assert_close
 
 __all__ = ["Case", "all_cases", "family_names", "family_module", "check_against_numpy",
            "check_backend", "compare_outputs"]
@@ -60,7 +60,7 @@ def _leaves(x):
   return refimpl.tree_util.tree_leaves(x)
 
 
-def compare_outputs(actual, expected, case, dtype_of=None):
+def compare_outputs(actual, expected, case, dtype_of=None, rtol_scale=1):
   actual_leaves, expected_leaves = _leaves(actual), _leaves(expected)
   assert len(actual_leaves) == len(expected_leaves), \
       f"{case.name}: {len(actual_leaves)} outputs, expected {len(expected_leaves)}"
@@ -68,7 +68,10 @@ def compare_outputs(actual, expected, case, dtype_of=None):
     a = np.asarray(a)
     e = np.asarray(e)
     assert a.shape == e.shape, f"{case.name}: shape {a.shape}, expected {e.shape}"
-    assert_close(a, e, dtype=dtype_of or a.dtype, rtol=case.rtol, atol=case.atol)
+    dtype = np.dtype(dtype_of or a.dtype)
+    rtol = case.rtol if case.rtol is not None else TOLERANCES.get(dtype, (None,))[0]
+    assert_close(a, e, dtype=dtype, rtol=None if rtol is None else rtol * rtol_scale,
+                 atol=case.atol)
 
 
 @contextlib.contextmanager
@@ -94,13 +97,21 @@ def check_against_numpy(case, args, kwargs):
   compare_outputs(actual, expected, case)
 
 
+CONTRACTION_SLACK = 8
+"""How many times the case's relative tolerance a compiled result may differ
+from the eager one: a compiled program rounds a fused multiply-add once
+(docs/jaxpr.md), and a later operation can amplify that last bit (the exp of
+a sum of logs: `jsp.beta`)."""
+
+
 def check_backend(case, backend, args, kwargs):
-  """`jit(fn, backend=backend)` agrees with the eager reference implementation."""
+  """`jit(fn, backend=backend)` agrees with the eager reference implementation
+  (within CONTRACTION_SLACK times the case's relative tolerance)."""
   expected = case.fn(*args, **kwargs)
   actual = refimpl.jit(lambda *a: case.fn(*a, **kwargs), backend=backend)(*args)
   for a, e in zip(_leaves(actual), _leaves(expected)):
     assert a.dtype == e.dtype, f"{case.name}: dtype {a.dtype}, reference gives {e.dtype}"
-  compare_outputs(actual, expected, case)
+  compare_outputs(actual, expected, case, rtol_scale=CONTRACTION_SLACK)
 
 
 def family_names():

@@ -14,6 +14,11 @@ import gc as _gc
 _gc_was_enabled = _gc.isenabled()
 _gc.disable()
 try:
+  # NumPy first, while the stack is shallow. Imported from deep within the
+  # imports below, its module-level loops (hundreds of calls) run at a depth
+  # where each call starts a new chunk of CPython's frame stack, mapping and
+  # unmapping memory each time: some 10 ms of system calls and page faults.
+  import numpy as _np  # noqa: F401
   from refimpl import tree_util, tree, errors, dtypes, debug  # noqa: F401
   from refimpl.config import (config, enable_x64, debug_nans, debug_infs,  # noqa: F401
                               disable_jit, numpy_rank_promotion, threefry_partitionable,
@@ -45,6 +50,7 @@ finally:
   if _gc_was_enabled:
     _gc.enable()
   del _gc, _gc_was_enabled
+del _np
 
 from refimpl._lazy_loader import attach as _attach_lazy
 

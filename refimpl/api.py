@@ -176,6 +176,8 @@ def _normalize_static(fun, static_argnums, static_argnames, kind="static"):
   elif isinstance(static_argnames, str):
     static_argnames = (static_argnames,)
   static_argnums, static_argnames = tuple(static_argnums), tuple(static_argnames)
+  if not (static_argnums or static_argnames):
+    return (), ()   # nothing to resolve or check
   try:
     params = list(inspect.signature(fun).parameters.values())
   except (TypeError, ValueError):

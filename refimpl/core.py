@@ -255,9 +255,10 @@ class EvalTrace(Trace):
   """
 
   def process_primitive(self, primitive, args, params):
-    in_avals = [get_aval(x) for x in args]
+    # get_aval and to_numpy, with their first case (concrete arrays) inline
+    in_avals = [x.aval if isinstance(x, ConcreteArray) else get_aval(x) for x in args]
     out_avals = _shape_rule(primitive, in_avals, params)
-    values = [to_numpy(x) for x in args]
+    values = [x._value if isinstance(x, ConcreteArray) else to_numpy(x) for x in args]
     outs = _run_impl(primitive, values, params)
     if not primitive.multiple_results:
       return _result_array(primitive, outs, out_avals, values)
@@ -270,7 +271,8 @@ def _result_array(primitive, out, aval, values):
   debug_nans/debug_infs, for NaNs and infinities."""
   if type(out) is not np.ndarray:
     out = np.asarray(out)
-  if out.shape != aval.shape or out.dtype != dtypes.numpy_dtype(aval.dtype):
+  if out.shape != aval.shape or (out.dtype != aval.dtype  # else an extended dtype's data?
+                                 and out.dtype != dtypes.numpy_dtype(aval.dtype)):
     raise AssertionError(
         f"reference rule of {primitive.name} returned {out.dtype}{list(out.shape)}"
         f" but its shape/dtype rule says {aval.str_short()}")

@@ -19,7 +19,8 @@ def is_arraylike(x):
   return isinstance(x, _ARRAY_TYPES) or dtypes.is_python_scalar(x)
 
 
-_ARRAY_TYPES = (core.Tracer, core.ConcreteArray, np.ndarray, np.generic)
+_JAX_VALUES = (core.Tracer, core.ConcreteArray)
+_ARRAY_TYPES = (*_JAX_VALUES, np.ndarray, np.generic)
 
 
 def check_arraylike(fun_name, *args):
@@ -52,6 +53,8 @@ def _promoted(kind, args):
         _PROMOTIONS.clear()
       _PROMOTIONS[key] = promotion
   to_dtype, weak, converts = promotion
+  if converts is None:
+    return list(args)
   return [lax.convert_element_type(x, to_dtype, weak) if convert else x
           for x, convert in zip(args, converts)]
 
@@ -61,7 +64,7 @@ def _promotion_key(kind, args):
   arrays, tracers, NumPy values and Python scalars (not remembered)."""
   key = [kind, config.jax_enable_x64]
   for x in args:
-    if isinstance(x, (core.Tracer, core.ConcreteArray)):
+    if isinstance(x, _JAX_VALUES):
       aval = x.aval
       key += (aval.dtype, aval.weak_type)
     elif dtypes.is_python_scalar(x):
@@ -74,7 +77,7 @@ def _promotion_key(kind, args):
 
 
 def _promotion(kind, args):
-  """(dtype, weak_type, which of `args` to convert) of `_promoted`."""
+  """(dtype, weak_type, which of `args` to convert, None if none) of `_promoted`."""
   for x in args:
     dtypes.check_python_int(x)
   to_dtype, weak = dtypes.result_type_and_weak_type(*args)
@@ -82,10 +85,10 @@ def _promotion(kind, args):
     to_dtype = to_inexact_dtype(to_dtype)
   elif kind == "numeric" and dtypes.is_bool(to_dtype):
     to_dtype = dtypes.default_int_dtype()
-  converts = tuple(not (isinstance(x, (core.Tracer, core.ConcreteArray))
+  converts = tuple(not (isinstance(x, _JAX_VALUES)
                         and (x.aval.dtype, x.aval.weak_type) == (to_dtype, weak))
                    for x in args)
-  return to_dtype, weak, converts
+  return to_dtype, weak, converts if any(converts) else None
 
 
 _PROMOTIONS = {}

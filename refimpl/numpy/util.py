@@ -25,6 +25,8 @@ _ARRAY_TYPES = (*_JAX_VALUES, np.ndarray, np.generic)
 
 def check_arraylike(fun_name, *args):
   """Raises TypeError (as JAX does) for a non-array argument such as a list."""
+  if all(map(is_arraylike, args)):
+    return
   for pos, arg in enumerate(args):
     if not is_arraylike(arg):
       raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got "
@@ -121,8 +123,8 @@ def promote_shapes(fun_name, *args):
   """
   if len(args) < 2:
     return list(args)
-  shapes = [shape_of(a) for a in args]
-  if len({len(s) for s in shapes if s}) < 2:  # equal ranks, or scalars
+  shapes = [*map(shape_of, args)]
+  if len(set(map(len, shapes)) - {0}) < 2:  # equal ranks, or scalars
     return list(args)
   check_rank_promotion(fun_name, shapes)
   try:

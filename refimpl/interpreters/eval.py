@@ -119,21 +119,32 @@ def run_jaxpr(closed, *args):
   debug = config.checking_floats
   for fn, params, multiple, reads, writes, types, frees, eqns in steps:
     outs = fn(*[env[i] for i in reads], **params)
-    if not multiple:
-      outs = (outs,)
-    for slot, out, (shape, dtype) in zip(writes, outs, types):
-      if type(out) is not np.ndarray:
-        out = np.asarray(out)
-      if out.shape != shape or out.dtype != dtype:
-        raise AssertionError(f"reference rule of {eqns[-1].primitive.name} returned "
-                             f"{out.dtype}{list(out.shape)} but its shape/dtype rule "
-                             f"says {dtype}{list(shape)}")
-      if debug:
-        _check_floats(eqns[-1], out)
-      env[slot] = out
+    if multiple:
+      for slot, out, out_type in zip(writes, outs, types):
+        env[slot] = _checked(out, out_type, eqns, debug)
+    else:  # one result: _checked, inline
+      if type(outs) is not np.ndarray:
+        outs = np.asarray(outs)
+      shape, dtype = types[0]
+      if outs.shape != shape or outs.dtype != dtype or debug:
+        outs = _checked(outs, types[0], eqns, debug)
+      env[writes[0]] = outs
     for slot in frees:
       env[slot] = None
   return [env[slot] for slot in out_slots]
+
+
+def _checked(out, out_type, eqns, debug):
+  """Result `out` of a step as NumPy data, checked against its (shape, dtype)."""
+  if type(out) is not np.ndarray:
+    out = np.asarray(out)
+  if out.shape != out_type[0] or out.dtype != out_type[1]:
+    raise AssertionError(f"reference rule of {eqns[-1].primitive.name} returned "
+                         f"{out.dtype}{list(out.shape)} but its shape/dtype rule "
+                         f"says {out_type[1]}{list(out_type[0])}")
+  if debug:
+    _check_floats(eqns[-1], out)
+  return out
 
 
 def _check_floats(eqn, value):

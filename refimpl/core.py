@@ -396,8 +396,7 @@ def _array_type():
 def check_floats(name, value):
   """With `jax_debug_nans` (`jax_debug_infs`) on, raises `FloatingPointError`
   if a floating `value` holds a NaN (an infinity)."""
-  if not (config.jax_debug_nans or config.jax_debug_infs) or not dtypes.is_inexact(
-      value.dtype):
+  if not config.checking_floats or not dtypes.is_inexact(value.dtype):
     return
   if config.jax_debug_nans and np.isnan(value).any():
     raise FloatingPointError(f"invalid value (nan) encountered in {name}")

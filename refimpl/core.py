@@ -328,22 +328,10 @@ def _allocatable_out_avals(primitive, in_avals, params):
   return out_avals
 
 
+@np.errstate(all="ignore")  # as a decorator: thread-safe, set and reset per call
 def _run_impl(primitive, values, params):
   """Runs `primitive`'s reference rule; NaN/inf results are values, not
-  warnings (NumPy's floating-point errors are ignored, once for the
-  outermost rule: the rules a rule runs, as jit's, are already inside)."""
-  context = _context
-  if context.in_impl:
-    return primitive.impl(*values, **params)
-  context.in_impl = True
-  try:
-    return _impl_ignoring_fp_errors(primitive, values, params)
-  finally:
-    context.in_impl = False
-
-
-@np.errstate(all="ignore")  # as a decorator: thread-safe, set and reset per call
-def _impl_ignoring_fp_errors(primitive, values, params):
+  warnings (NumPy's floating-point errors are ignored)."""
   return primitive.impl(*values, **params)
 
 
@@ -407,7 +395,6 @@ def check_floats(name, value):
 class _TraceContext(threading.local):
   def __init__(self):
     self.trace = EvalTrace()
-    self.in_impl = False  # whether a reference rule is running (_run_impl)
     self.axis_env = ()  # ((name, size), ...): the named axes in scope, innermost last
 
 

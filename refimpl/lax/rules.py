@@ -171,7 +171,7 @@ def as_dtype(x, dtype):
   if x.dtype == dtype:
     return x
   dtype = np.dtype(dtype)
-  if x.dtype == dtypes.float64 and dtype in (dtypes.float16, dtypes.bfloat16):
+  if dtype in (dtypes.float16, dtypes.bfloat16) and x.dtype == dtypes.float64:
     x = x.astype(np.float32)
   return x.astype(dtype, copy=False)
 

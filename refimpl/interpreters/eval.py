@@ -6,6 +6,7 @@ under any transformation.
 """
 
 import math
+import operator
 
 import numpy as np
 
@@ -117,8 +118,8 @@ def run_jaxpr(closed, *args):
   for slot, value in zip(in_slots, args):
     env[slot] = value if type(value) is np.ndarray else np.asarray(value)
   debug = config.checking_floats
-  for fn, params, multiple, reads, writes, types, frees, eqns in steps:
-    outs = fn(*[env[i] for i in reads], **params)
+  for fn, params, multiple, operands, writes, types, frees, eqns in steps:
+    outs = fn(*operands(env), **params) if params else fn(*operands(env))
     if multiple:
       for slot, out, out_type in zip(writes, outs, types):
         env[slot] = _checked(out, out_type, eqns, debug)
@@ -147,6 +148,15 @@ def _checked(out, out_type, eqns, debug):
   return out
 
 
+def _getter(slots):
+  """env -> the tuple of the values in `slots` (C-level for two or more)."""
+  if len(slots) > 1:
+    return operator.itemgetter(*slots)
+  if slots:
+    return lambda env, i=slots[0]: (env[i],)
+  return lambda env: ()
+
+
 def _check_floats(eqn, value):
   try:
     core.check_floats(eqn.primitive.name, value)
@@ -167,8 +177,8 @@ def _program(jaxpr):
   """What `run_jaxpr` needs of `jaxpr`, built once per jaxpr: the initial
   environment (a list of slots, literals filled in), the slots of the
   constvars, invars and outvars, and the steps, each as (fn, params,
-  multiple, read slots, write slots, write (shape, dtype)s, slots read for
-  the last time, eqns)."""
+  multiple, a function of the environment giving the operands, write
+  slots, write (shape, dtype)s, slots read for the last time, eqns)."""
   if jaxpr._program is None:
     for eqn in jaxpr.eqns:
       core.check_allocatable(eqn.primitive, [v.aval for v in eqn.outvars])
@@ -199,7 +209,7 @@ def _program(jaxpr):
       if isinstance(a, Literal):
         template[slots[a]] = core.to_numpy(literal_value(a))
     jaxpr._program = (template, const_slots, in_slots, out_slots, [
-        (s.fn, s.params, s.multiple, [slot(a) for a in s.reads],
+        (s.fn, s.params, s.multiple, _getter([slot(a) for a in s.reads]),
          [slot(v) for v in s.writes],
          [(v.aval.shape, dtypes.numpy_dtype(v.aval.dtype)) for v in s.writes],
          frees[i], s.eqns) for i, s in enumerate(steps)])

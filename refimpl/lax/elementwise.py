@@ -177,7 +177,9 @@ def naryop(name, category, reference, out_dtype=None, nargs=1):
   prim = ElementwisePrimitive(name)
 
   def impl(*operands, **params):
-    return _in_blocks(reference, _result_dtype(out_dtype, operands[0].dtype), operands, params)
+    dtype = operands[0].dtype   # NumPy data: a NumPy dtype
+    return _in_blocks(reference, dtype if out_dtype is None else _result_dtype(out_dtype, dtype),
+                      operands, params)
 
   def shape_rule(*avals, **params):
     if len(avals) != nargs:

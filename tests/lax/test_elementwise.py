@@ -12,6 +12,7 @@ from hypothesis import given, strategies as st
 import refimpl as jax
 from refimpl import dtypes, lax
 from refimpl.config import enable_x64
+from refimpl.lax.special import fused_multiply_add
 from conformance import strategies as S
 from conformance.strategies import assert_close
 
@@ -668,9 +669,14 @@ def test_jaxpr_params_print_as_in_jax():
 
 @given(S.dtype_and_array(FLOATS))
 def test_jit_agrees_with_eager(dtype_x):
+  """A jitted program computes what its equations compute eagerly, except
+  that a float32/float64 product read only by a subtraction is fused into it,
+  rounded once (docs/jaxpr.md); 16-bit floats are not fused."""
   _, x = dtype_x
   f = lambda x: lax.sub(lax.mul(lax.sin(x), lax.exp(x)), lax.rsqrt(x))
-  _assert_equal(jax.jit(f)(x), f(x))
+  s, e, r = (np.asarray(g(x)) for g in (lax.sin, lax.exp, lax.rsqrt))
+  fused = s.dtype in (np.float32, np.float64)
+  _assert_equal(jax.jit(f)(x), fused_multiply_add(s, e, -r) if fused else f(x))
 
 
 def test_primitive_docstrings_state_semantics():

@@ -242,28 +242,28 @@ def _contractions(jaxpr):
         and dtypes.numpy_dtype(eqn.outvars[0].aval.dtype) in (np.float32, np.float64)
         and reads.get(eqn.outvars[0]) == 1):
       products[eqn.outvars[0]] = eqn
-  fused = {}  # mul equation -> the addition it is evaluated in
-  steps = []
+  fused = {}  # addition equation -> (its product's mul equation, the product's position)
   for eqn in jaxpr.eqns:
-    sign = _ADDITIONS.get(eqn.primitive.name)
-    mul = None
-    if sign is not None:
+    if eqn.primitive.name in _ADDITIONS:
       for i, a in enumerate(eqn.invars):
         if a in products:
-          mul, position = products.pop(a), i
+          fused[eqn] = products.pop(a), i
           break
-    if mul is None:
-      steps.append(_Step(eqn.primitive.impl, eqn.params,
-                         eqn.primitive.multiple_results, eqn.invars, eqn.outvars, (eqn,)))
-      continue
-    fused[mul] = eqn
-    addend = eqn.invars[1 - position]
-    negate_product = sign < 0 and position == 1
-    negate_addend = sign < 0 and position == 0
-    steps.append(_Step(_fused_multiply_add, {"negate_product": negate_product,
-                                             "negate_addend": negate_addend},
-                       False, [*mul.invars, addend], eqn.outvars, (mul, eqn)))
-  return [s for s in steps if s.fn is _fused_multiply_add or s.eqns[0] not in fused]
+  fused_muls = {mul for mul, _ in fused.values()}
+  steps = []
+  for eqn in jaxpr.eqns:
+    if eqn in fused:
+      mul, position = fused[eqn]
+      subtracted = _ADDITIONS[eqn.primitive.name] < 0
+      steps.append(_Step(_fused_multiply_add,
+                         {"negate_product": subtracted and position == 1,
+                          "negate_addend": subtracted and position == 0},
+                         False, [*mul.invars, eqn.invars[1 - position]], eqn.outvars,
+                         (mul, eqn)))
+    elif eqn not in fused_muls:
+      steps.append(_Step(eqn.primitive.impl, eqn.params, eqn.primitive.multiple_results,
+                         eqn.invars, eqn.outvars, (eqn,)))
+  return steps
 
 
 def _fused_multiply_add(a, b, c, negate_product, negate_addend):
@@ -287,7 +287,7 @@ def _blocked(steps, outvars):
 
   def shape_of(step):   # the step's result shape, if it can be evaluated in blocks
     if step.multiple or not all(getattr(e.primitive, "elementwise", False)
-                                or step.fn is _fused_multiply_add for e in step.eqns):
+                                for e in step.eqns):   # (a fused step's mul and add are)
       return None
     (out,) = step.writes
     shape = out.aval.shape
@@ -341,7 +341,7 @@ class _Blocks:
       reads = [local[a] for a in step.reads]
       local[out] = len(local)
       self.steps.append((step.fn, step.params, reads, local[out],
-                         dtypes.numpy_dtype(out.aval.dtype), step.eqns[-1]))
+                         dtypes.numpy_dtype(out.aval.dtype), step.eqns))
     self.outputs = [(local[v], dtypes.numpy_dtype(v.aval.dtype)) for v in outputs]
 
   def __call__(self, *values):
@@ -355,15 +355,9 @@ class _Blocks:
       stop = min(start + self.block, size)
       for i, (v, full) in enumerate(zip(flat, self.full)):
         env[i] = v[start:stop] if full else v
-      for fn, params, reads, write, dtype, eqn in self.steps:
-        out = np.asarray(fn(*[env[i] for i in reads], **params))
-        if out.shape != (stop - start,) or out.dtype != dtype:
-          raise AssertionError(f"reference rule of {eqn.primitive.name} returned "
-                               f"{out.dtype}{list(out.shape)} on a block of "
-                               f"{stop - start} {dtype} elements")
-        if debug:
-          _check_floats(eqn, out)
-        env[write] = out
+      for fn, params, reads, write, dtype, eqns in self.steps:
+        env[write] = _checked(fn(*[env[i] for i in reads], **params),
+                              ((stop - start,), dtype), eqns, debug)
       for result, (i, _) in zip(flat_results, self.outputs):
         result[start:stop] = env[i]
     return results

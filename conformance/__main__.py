@@ -17,7 +17,9 @@ Runs the conformance suite and prints its report:
 Each part prints a progress line per family as it finishes (counts and
 time, then each failure), then its table; the last line is the verdict.
 `--family` runs the cases of some families only, `--examples` sets the
-examples per case. Exits with status 1 if any check failed.
+examples per case. `--backend` takes any backend `refimpl.backends` knows,
+registered or declared by an installed distribution (loaded before the first
+check). Exits with status 1 if any check failed.
 """
 
 import argparse
@@ -44,7 +46,7 @@ def _parser():
       description="Check refimpl (and a jit backend) against JAX's documented behaviour.")
   parser.add_argument("--backend", default=refimpl.config.backend,
                       help="jit backend to run the checks on (default: %(default)s; "
-                           f"registered: {', '.join(backends.backend_names())})")
+                           f"known: {', '.join(backends.backend_names())})")
   parser.add_argument("--profile", choices=tuple(PROFILES), default="quick",
                       help="examples per property case: quick (30) or full (500)")
   parser.add_argument("--examples", type=int, metavar="N",
@@ -155,8 +157,12 @@ def main(argv=None):
   if not __debug__:
     parser.error("the checks are assert statements: run without python -O")
   if args.backend not in backends.backend_names():
-    parser.error(f"unknown backend {args.backend!r}; registered backends: "
-                 f"{', '.join(backends.backend_names())}")
+    parser.error(f"unknown backend {args.backend!r}; known backends (registered, or "
+                 f"declared by installed distributions): {', '.join(backends.backend_names())}")
+  try:
+    backends.get_backend(args.backend)  # a declared backend loads here, before any check runs
+  except RuntimeError as err:
+    parser.error(str(err))
   if args.examples is not None and args.examples < 1:
     parser.error("--examples must be at least 1")
   start = time.monotonic()

@@ -2,7 +2,10 @@
 
 Options mirror JAX's names. Each may also be set from the environment when the
 package is imported (``JAX_ENABLE_X64=1``, ``JAX_DEBUG_NANS=1``,
-``JAX_DISABLE_JIT=1``, ``REFIMPL_BACKEND=name``).
+``JAX_DISABLE_JIT=1``, ``REFIMPL_BACKEND=name``). As JAX reads
+``JAX_PLATFORMS``, ``REFIMPL_BACKEND`` is read unchecked, its backend found and
+loaded at the first jit call; `config.update("backend", name)` and
+`config.option` do both at once.
 
 As in JAX, `config.update` sets an option's global value, seen by every
 thread, while a context manager (`enable_x64()`, `config.option(name, value)`,
@@ -42,6 +45,7 @@ class Config:
         "jax_default_device": None,
         "jax_enable_compile_time_eval": False,
         "jax_disable_jit": _env_flag("JAX_DISABLE_JIT"),
+        "jax_enable_checks": _env_flag("JAX_ENABLE_CHECKS"),
         "jax_threefry_partitionable": True,
         "jax_default_prng_impl": "threefry2x32",
         "jax_enable_custom_prng": False,
@@ -56,8 +60,11 @@ class Config:
 
   def update(self, name, value):
     """Sets the global value of option `name` (every thread sees it, except
-    inside its own block for `name`); unknown names raise `AttributeError`."""
+    inside its own block for `name`); unknown names raise `AttributeError`,
+    values the option does not take `ValueError` (a backend that fails to
+    load, `RuntimeError`)."""
     self._check_name(name)
+    _check_value(name, value)
     self._values[name] = value
 
   def read(self, name):
@@ -73,6 +80,7 @@ class Config:
     """Context manager that sets `name` to `value` in the current thread
     until the block exits, then restores the thread's previous value."""
     self._check_name(name)
+    _check_value(name, value)
     local = _context.values  # the entering thread's
     outer = local.get(name, _UNSET)
     local[name] = value
@@ -105,6 +113,22 @@ _trace_options = operator.itemgetter(
     "jax_enable_x64", "jax_numpy_rank_promotion", "jax_threefry_partitionable",
     "jax_default_prng_impl", "jax_enable_custom_prng", "jax_legacy_prng_key",
     "jax_high_dynamic_range_gumbel")
+
+
+def _check_backend(name):
+  """A backend must be registered, or declared by an installed distribution
+  and then loaded now (refimpl/backends.py)."""
+  from refimpl import backends  # it imports the core, which imports this module
+  backends.get_backend(name)
+
+
+_VALUE_CHECKS = {"backend": _check_backend}  # option -> raises for a value it does not take
+
+
+def _check_value(name, value):
+  check = _VALUE_CHECKS.get(name)
+  if check is not None:
+    check(value)
 
 
 def _option_property(name):

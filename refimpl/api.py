@@ -42,7 +42,9 @@ class JitPrimitive(core.Primitive):
 
   def _compile(self, closed, backend_name):
     """The backend's program for `closed`, taking its consts as its first
-    arguments; the backend compiles once per structure and backend."""
+    arguments; the backend compiles once per structure and backend. The
+    backend's program takes and returns physical data (`core.physical_aval`);
+    the one returned here NumPy data as the reference rules hold it."""
     per_jaxpr = self._compiled.get(closed.jaxpr)
     if per_jaxpr is None:
       per_jaxpr = self._compiled[closed.jaxpr] = {}
@@ -55,8 +57,9 @@ class JitPrimitive(core.Primitive):
       if program is None:
         core.check_allocatable(self, closed.out_avals)
         j = dce_jaxpr(closed.jaxpr)
-        program = self._programs[key] = compile(
-            ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []))
+        jaxpr = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), [])
+        program = self._programs[key] = core.from_physical_program(
+            compile(jaxpr), jaxpr.in_avals, jaxpr.out_avals)
       per_jaxpr[setting] = program
     return program
 

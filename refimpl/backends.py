@@ -6,7 +6,10 @@ order) and returns the list of its outputs as NumPy arrays. jit calls
 `compile` once per program structure (jaxpr, input types, backend, tracing
 config) and hands it jaxprs without consts: the consts of the traced program
 come first among the inputs, so a program closing over new values of the
-same types reuses the compiled callable. `reference`, the
+same types reuses the compiled callable. The arrays are *physical data*, of
+standard dtypes only: an input or output of type `key<fry>[*S]` is its key
+data `uint32[*S, 2]`, one of type `float0[*S]` is `bool[*S]` zeros, any other
+is of its own type (`core.physical_aval`). `reference`, the
 jaxpr interpreter, is always present and is the default. Select one with
 `config.update("backend", name)`, the `REFIMPL_BACKEND` environment variable,
 or `jit(f, backend=name)`.
@@ -104,13 +107,15 @@ def _unknown(name, declared):
 
 def compile_reference(closed_jaxpr):
   """The reference backend: interpret the jaxpr with the primitives' reference
-  rules, as a compiled program (`refimpl.interpreters.eval.run_jaxpr`)."""
+  rules, as a compiled program (`refimpl.interpreters.eval.run_jaxpr`), on
+  the NumPy data the rules hold, converted from and to physical data at the
+  boundary (`core.to_physical_program`)."""
   def run(*args):
     if type(core.current_trace()) is core.EvalTrace:
       return run_jaxpr(closed_jaxpr, *args)
     with core.eval_context():
       return run_jaxpr(closed_jaxpr, *args)
-  return run
+  return core.to_physical_program(run, closed_jaxpr.in_avals, closed_jaxpr.out_avals)
 
 
 register_backend("reference", compile_reference)

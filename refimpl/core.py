@@ -187,6 +187,80 @@ class ConcreteArray:
   __slots__ = ()
 
 
+# --- physical types ----------------------------------------------------------
+
+def physical_aval(aval):
+  """The aval of the physical data of a value of `aval`: the array of a
+  standard dtype that compiled programs (backends) take and return for it.
+
+  * An extended dtype's element is physically an array of the dtype's
+    `element_shape` and `element_dtype`: `key<fry>[3]` is `uint32[3,2]`.
+  * `float0` (the tangent type of integers; no data) is `bool` of the same
+    shape, all False, as JAX passes float0 arrays to XLA.
+  * Any other aval is its own physical aval (the same object).
+  """
+  dtype = aval.dtype
+  if dtypes.is_extended(dtype):
+    return ShapedArray((*aval.shape, *dtype.element_shape), dtype.element_dtype)
+  if dtype == dtypes.float0:
+    return ShapedArray(aval.shape, dtypes.bool_)
+  return aval
+
+
+def to_physical(data, aval):
+  """The physical data (of `physical_aval(aval)`) of NumPy data of `aval` as
+  the reference rules hold it (structured elements for an extended dtype)."""
+  if dtypes.is_extended(aval.dtype):
+    return aval.dtype.to_physical(data)
+  if aval.dtype == dtypes.float0:
+    return np.zeros(aval.shape, dtypes.bool_)
+  return data
+
+
+def from_physical(data, aval):
+  """The NumPy data of `aval` whose physical data is `data`, the inverse of
+  `to_physical` (float0 data is zeros, whatever `data` holds)."""
+  if dtypes.is_extended(aval.dtype):
+    return aval.dtype.from_physical(data)
+  if aval.dtype == dtypes.float0:
+    return np.zeros(aval.shape, dtypes.float0)
+  return data
+
+
+def from_physical_program(program, in_avals, out_avals):
+  """A program on physical data (a backend's compiled program for a jaxpr
+  with inputs `in_avals` and outputs `out_avals`) as a program on NumPy data
+  as the reference rules hold it: it converts the arguments `to_physical`
+  and the results `from_physical`. `program` itself when every aval is its
+  own physical aval."""
+  return _converting(program, in_avals, out_avals, to_physical, from_physical)
+
+
+def to_physical_program(run, in_avals, out_avals):
+  """The converse of `from_physical_program`: `run`, a program on NumPy data
+  as the reference rules hold it, as a program on physical data."""
+  return _converting(run, in_avals, out_avals, from_physical, to_physical)
+
+
+def _converting(fn, in_avals, out_avals, convert_in, convert_out):
+  """`fn` with each argument and result whose aval is not its own physical
+  aval converted (`convert_in(arg, aval)`, `convert_out(result, aval)`)."""
+  ins = [(i, a) for i, a in enumerate(in_avals) if physical_aval(a) is not a]
+  outs = [(i, a) for i, a in enumerate(out_avals) if physical_aval(a) is not a]
+  if not (ins or outs):
+    return fn
+
+  def converted(*args):
+    args = list(args)
+    for i, aval in ins:
+      args[i] = convert_in(args[i], aval)
+    results = list(fn(*args))
+    for i, aval in outs:
+      results[i] = convert_out(results[i], aval)
+    return results
+  return converted
+
+
 # --- primitives ------------------------------------------------------------
 
 PRIMITIVES = {}

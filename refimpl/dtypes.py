@@ -66,21 +66,42 @@ class ExtendedDType:
   (PRNG keys, `refimpl.prng.KeyTy`) that only shape operations, indexing,
   control flow and equality may handle.
 
-  The data of such an array is a NumPy array of the same shape whose
-  elements are structured values of `numpy_dtype`, so NumPy's shape
-  operations move whole elements. Subclasses set `type` (the scalar type
-  `issubdtype` sees), `name`, `numpy_dtype` and `array_type` (the class of
-  concrete arrays, built as `array_type(data, dtype)`).
+  Each element is physically an array of `element_shape` and the standard
+  dtype `element_dtype` (uint32[2] for `key<fry>`), so the *physical data*
+  of an array of shape S has shape (*S, *element_shape)
+  (`core.physical_aval`): what compiled programs take and return. The
+  reference rules hold the data as a NumPy array of shape S whose elements
+  are structured values of `numpy_dtype` (one field: an element's physical
+  data), so NumPy's shape operations move whole elements; `to_physical` and
+  `from_physical` convert. Subclasses set `type` (the scalar type
+  `issubdtype` sees), `name`, `element_shape`, `element_dtype`,
+  `numpy_dtype` and `array_type` (the class of concrete arrays, built as
+  `array_type(data, dtype)`).
   """
 
   type = extended
   name = "extended"
+  element_shape = ()
+  element_dtype = None
   numpy_dtype = None
   array_type = None
 
   @property
   def itemsize(self):
     return self.numpy_dtype.itemsize
+
+  def to_physical(self, data):
+    """The physical data (a new array of shape (*S, *element_shape)) of the
+    NumPy data `data` (shape S, structured elements)."""
+    return np.array(data[self.numpy_dtype.names[0]], self.element_dtype)
+
+  def from_physical(self, data):
+    """The NumPy data (shape S, structured elements) of the physical data
+    `data` of shape (*S, *element_shape)."""
+    data = np.asarray(data, self.element_dtype)
+    elements = np.empty(data.shape[:data.ndim - len(self.element_shape)], self.numpy_dtype)
+    elements[self.numpy_dtype.names[0]] = data
+    return elements
 
   def __repr__(self):
     return self.name

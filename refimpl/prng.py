@@ -372,15 +372,20 @@ class KeyTy(dtypes.ExtendedDType):
   is `uint32[*impl.key_shape]`. Arrays of keys allow shape operations,
   indexing, control flow and equality, no arithmetic.
 
-  The data of a key array of shape S is a NumPy array of shape S with one
-  structured element per key (`numpy_dtype`, a single uint32 field of the
-  key shape named after the implementation).
+  A key is physically its data: the physical data of a key array of shape
+  S is uint32[*S, *impl.key_shape] (`core.physical_aval`), what compiled
+  programs take and return. The reference rules hold a NumPy array of shape
+  S with one structured element per key (`numpy_dtype`, a single uint32
+  field of the key shape named after the implementation);
+  `to_physical`/`from_physical` convert.
   """
 
   type = dtypes.prng_key
+  element_dtype = np.dtype(np.uint32)
 
   def __init__(self, impl):
     self._impl = impl
+    self.element_shape = impl.key_shape
     self.numpy_dtype = np.dtype([(impl.name, np.uint32, impl.key_shape)])
     dtypes.register_extended(self)
 
@@ -393,20 +398,6 @@ class KeyTy(dtypes.ExtendedDType):
 
   def __hash__(self):
     return hash((KeyTy, self._impl.name))
-
-
-def keys_from_data(data, impl):
-  """The key array data (structured elements) of uint32 `data` of shape
-  (*S, *impl.key_shape): the keys of shape S."""
-  data = np.asarray(data, np.uint32)
-  keys = np.empty(data.shape[:data.ndim - len(impl.key_shape)], KeyTy(impl).numpy_dtype)
-  keys[impl.name] = data
-  return keys
-
-
-def data_from_keys(keys, impl):
-  """The uint32 data of shape (*S, *impl.key_shape) of key array data of shape S."""
-  return np.array(keys[impl.name], np.uint32)
 
 
 class PRNGKeyArray(Array):
@@ -436,7 +427,7 @@ class PRNGKeyArray(Array):
   item = tolist = _conversion_error
 
   def __repr__(self):
-    data = data_from_keys(self._value, self._dtype._impl)
+    data = self._dtype.to_physical(self._value)
     return f'Array({self.shape}, dtype={self._dtype.name}) overlaying:\n{data}'
 
   __str__ = __repr__
@@ -454,9 +445,9 @@ class PRNGKeyArray(Array):
 KeyTy.array_type = PRNGKeyArray
 
 
-def _impl_of_data(keys):
-  """The implementation of key array data: its field names it."""
-  return prngs[keys.dtype.names[0]]
+def _key_dtype_of_data(keys):
+  """The key dtype of key array data (structured elements of its `numpy_dtype`)."""
+  return dtypes.extended_of_numpy(keys.dtype)
 
 
 def _key_impl_of(aval, name):
@@ -489,7 +480,7 @@ def _random_seed_impl(seeds, *, impl):
   """
   with core.eval_context():
     data = _map_over_keys(impl.seed, np.ndim(seeds))(seeds)
-  return keys_from_data(data, impl)
+  return KeyTy(impl).from_physical(data)
 
 
 @random_seed_p.def_abstract_eval
@@ -510,11 +501,12 @@ def _random_split_impl(keys, *, shape):
   Shape rule: (*keys.shape, *shape), the key dtype of `keys` (TypeError
   unless `keys` is a key array, or if `shape` has a negative size).
   """
-  impl = _impl_of_data(keys)
+  key_dtype = _key_dtype_of_data(keys)
+  impl = key_dtype._impl
   with core.eval_context():
     data = _map_over_keys(lambda k: impl.split(k, shape), keys.ndim)(
-        data_from_keys(keys, impl))
-  return keys_from_data(data, impl)
+        key_dtype.to_physical(keys))
+  return key_dtype.from_physical(data)
 
 
 @random_split_p.def_abstract_eval
@@ -535,13 +527,14 @@ def _random_fold_in_impl(keys, msgs):
   Shape rule: `keys` and `msgs` broadcast as `add`'s operands do; the key
   dtype of `keys` (TypeError unless `keys` is a key array and `msgs` uint32).
   """
-  impl = _impl_of_data(keys)
+  key_dtype = _key_dtype_of_data(keys)
+  impl = key_dtype._impl
   shape = np.broadcast_shapes(keys.shape, np.shape(msgs))
-  data = np.broadcast_to(data_from_keys(keys, impl), (*shape, *impl.key_shape))
+  data = np.broadcast_to(key_dtype.to_physical(keys), (*shape, *impl.key_shape))
   msgs = np.broadcast_to(msgs, shape)
   with core.eval_context():
     data = _map_over_keys(impl.fold_in, len(shape))(data, msgs)
-  return keys_from_data(data, impl)
+  return key_dtype.from_physical(data)
 
 
 @random_fold_in_p.def_abstract_eval
@@ -564,10 +557,11 @@ def _random_bits_impl(keys, *, bit_width, shape):
   `bit_width` of 8, 16, 32 or 64. TypeError for another bit width, for
   `keys` that are not a key array and for a negative size in `shape`.
   """
-  impl = _impl_of_data(keys)
+  key_dtype = _key_dtype_of_data(keys)
+  impl = key_dtype._impl
   with core.eval_context():
     bits = _map_over_keys(lambda k: impl.random_bits(k, bit_width, shape), keys.ndim)(
-        data_from_keys(keys, impl))
+        key_dtype.to_physical(keys))
   return np.asarray(bits)
 
 
@@ -592,7 +586,7 @@ def _random_wrap_impl(data, *, impl):
   the key shape (TypeError, with JAX's messages); the result has dtype
   `key<impl.tag>`.
   """
-  return keys_from_data(data, impl)
+  return KeyTy(impl).from_physical(data)
 
 
 @random_wrap_p.def_abstract_eval
@@ -628,7 +622,7 @@ random_unwrap_p = Primitive("random_unwrap")
 def _random_unwrap_impl(keys):
   """The uint32 data of the key array `keys`: shape (*keys.shape,
   *impl.key_shape). TypeError unless `keys` is a key array."""
-  return data_from_keys(keys, _impl_of_data(keys))
+  return _key_dtype_of_data(keys).to_physical(keys)
 
 
 @random_unwrap_p.def_abstract_eval

@@ -42,6 +42,8 @@ def _checkpoint_impl(*args, jaxpr, prevent_cse, differentiated, policy):
 
 checkpoint_p = Primitive("checkpoint")
 checkpoint_p.multiple_results = True
+checkpoint_p.call_jaxpr_param = "jaxpr"
+checkpoint_p.transformation_params = frozenset({"policy", "differentiated"})
 checkpoint_p.def_impl(_checkpoint_impl)
 checkpoint_p.def_abstract_eval(lambda *avals, jaxpr, **_: jaxpr.out_avals)
 ad.primitive_jvps[checkpoint_p] = ad.call_jvp_rule(

@@ -20,7 +20,7 @@ import numpy as np
 from refimpl import backends, core, dtypes, tree_util
 from refimpl.config import config
 from refimpl.interpreters import ad, batching, partial_eval as pe
-from refimpl.jaxpr import dce_jaxpr, ClosedJaxpr, Jaxpr
+from refimpl.jaxpr import check_jaxpr, dce_jaxpr, ClosedJaxpr, Jaxpr
 
 
 # --- the jit primitive -----------------------------------------------------
@@ -29,6 +29,7 @@ class JitPrimitive(core.Primitive):
   """The `jit` primitive: a call of a closed jaxpr, compiled by a backend."""
 
   multiple_results = True
+  call_jaxpr_param = "jaxpr"
 
   def __init__(self):
     super().__init__("jit")
@@ -58,6 +59,8 @@ class JitPrimitive(core.Primitive):
         core.check_allocatable(self, closed.out_avals)
         j = dce_jaxpr(closed.jaxpr)
         jaxpr = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), [])
+        if config.jax_enable_checks:
+          check_jaxpr(jaxpr)
         program = self._programs[key] = core.from_physical_program(
             compile(jaxpr), jaxpr.in_avals, jaxpr.out_avals)
       per_jaxpr[setting] = program

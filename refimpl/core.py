@@ -280,6 +280,22 @@ class Primitive:
   multiple_results = False
   has_side_effects = False
 
+  call_jaxpr_param = None
+  """On a *call primitive* (jit, checkpoint, custom_jvp_call, custom_vjp_call,
+  custom_vmap_call), whose semantics is evaluating a sub-program on its
+  operands: the name of the param holding that ClosedJaxpr `closed`. The
+  equation `outs = prim[...] *operands` computes `eval_jaxpr(closed.jaxpr,
+  closed.consts, *operands)`: operand i is bound to `closed.jaxpr.invars[i]`
+  (there are as many operands as invars; the closed-over values a call takes
+  as operands come first in both), the constvars to `closed.consts`, and
+  `outs` are its outvars. So a backend may inline any call primitive; the
+  other params direct transformations or are hints. None on other primitives."""
+
+  transformation_params = frozenset()
+  """The names of the params that only transformations read (custom rules,
+  thunks, pytree definitions, policies): evaluating an equation ignores them,
+  so a jaxpr's structural key leaves them out (docs/jaxpr.md)."""
+
   def __init__(self, name):
     self.name = name
     self.impl = None
@@ -371,15 +387,10 @@ def _shape_rule(primitive, in_avals, params):
   """`primitive.abstract_eval(*in_avals, **params)`, checked by
   `check_allocatable`, remembered: a shape rule is a function of the avals,
   the params (told apart by type too: 2 and 2.0 differ) and x64 alone.
-  Errors are raised anew each time. Primitives with jaxpr params (jit, scan,
-  cond, ...) are not remembered: their keys would keep the jaxprs' consts
-  alive."""
+  Errors are raised anew each time. Applications with jaxpr params (jit,
+  scan, cond, ...) are not remembered: their keys would keep the jaxprs'
+  consts alive."""
   if params:
-    jaxpr_types = _jaxpr_types()
-    for v in params.values():
-      if isinstance(v, jaxpr_types) or (type(v) is tuple and v and isinstance(
-          v[0], jaxpr_types)):
-        return _allocatable_out_avals(primitive, in_avals, params)
     key = (primitive, config.jax_enable_x64, *in_avals, *params.items(),
            *map(type, params.values()))
   else:
@@ -390,6 +401,8 @@ def _shape_rule(primitive, in_avals, params):
     return _allocatable_out_avals(primitive, in_avals, params)
   if out is None:
     out = _allocatable_out_avals(primitive, in_avals, params)
+    if any(map(_jaxprs_in_value(), params.values())):
+      return out
     if len(_SHAPE_RULE_RESULTS) > 100_000:
       _SHAPE_RULE_RESULTS.clear()
     _SHAPE_RULE_RESULTS[key] = out
@@ -444,9 +457,9 @@ def make_array(data, aval):
 
 
 @functools.cache
-def _jaxpr_types():
-  from refimpl.jaxpr import ClosedJaxpr, Jaxpr  # refimpl.jaxpr builds on this module
-  return ClosedJaxpr, Jaxpr
+def _jaxprs_in_value():
+  from refimpl.jaxpr import jaxprs_in_value  # refimpl.jaxpr builds on this module
+  return jaxprs_in_value
 
 
 @functools.cache

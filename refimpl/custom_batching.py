@@ -36,6 +36,8 @@ def _call_impl(*args, call, rule, in_tree, out_tree):
 
 custom_vmap_p = Primitive("custom_vmap_call")
 custom_vmap_p.multiple_results = True
+custom_vmap_p.call_jaxpr_param = "call"
+custom_vmap_p.transformation_params = frozenset({"rule", "in_tree", "out_tree"})
 custom_vmap_p.def_impl(_call_impl)
 custom_vmap_p.def_abstract_eval(lambda *avals, call, **_: call.out_avals)
 

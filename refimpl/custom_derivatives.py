@@ -168,6 +168,7 @@ class _CallPrimitive(Primitive):
   transformations use."""
 
   multiple_results = True
+  call_jaxpr_param = "call_jaxpr"
 
   def __init__(self, name):
     super().__init__(name)
@@ -191,6 +192,7 @@ class _CustomJVPCallPrimitive(_CallPrimitive):
     and tangent outputs instead (tangents of integer inputs are float0 zeros;
     with `symbolic_zeros` they may be symbolic zeros).
     """
+  transformation_params = frozenset({"jvp_jaxpr_fun", "num_consts", "symbolic_zeros"})
 
 
 custom_jvp_call_p = _CustomJVPCallPrimitive("custom_jvp_call")
@@ -332,6 +334,8 @@ class _CustomVJPCallPrimitive(_CallPrimitive):
     the output tangents are `custom_lin` of the residuals and input tangents,
     which reverse mode transposes by calling `bwd(*residuals, *cotangents)`.
     """
+  transformation_params = frozenset({"fwd_jaxpr_thunk", "bwd", "out_trees", "num_consts",
+                                     "symbolic_zeros"})
 
 
 custom_vjp_call_p = _CustomVJPCallPrimitive("custom_vjp_call")
@@ -351,6 +355,7 @@ def _custom_lin(*args, num_res, bwd, out_avals, symbolic_zeros):
 
 custom_lin_p = Primitive("custom_lin")
 custom_lin_p.multiple_results = True
+custom_lin_p.transformation_params = frozenset({"bwd", "symbolic_zeros"})
 custom_lin_p.def_impl(_custom_lin)
 custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **_: list(out_avals))
 

@@ -13,7 +13,7 @@ import refimpl as jax
 import refimpl.numpy as jnp
 from conformance.strategies import arrays, bounded_arrays, bounded_elements
 from refimpl import core, dtypes, lax
-from refimpl.jaxpr import ClosedJaxpr, dce_jaxpr
+from refimpl.jaxpr import dce_jaxpr, jaxprs_in_params
 
 float0 = dtypes.float0
 
@@ -36,12 +36,12 @@ def numeric_jacobian(f, x, eps=1e-6):
   return np.stack(cols, axis=-1).reshape(out_shape + x.shape)
 
 
-def prims(closed):
-  """The primitive names of a closed jaxpr's equations, nested jaxprs included."""
+def prims(jaxpr):
+  """The primitive names of a (closed) jaxpr's equations, nested jaxprs included."""
   names = []
-  for eqn in closed.jaxpr.eqns:
+  for eqn in jaxpr.eqns:
     names.append(eqn.primitive.name)
-    names += [n for p in eqn.params.values() if isinstance(p, ClosedJaxpr) for n in prims(p)]
+    names += [n for sub in jaxprs_in_params(eqn.params) for n in prims(sub)]
   return names
 
 

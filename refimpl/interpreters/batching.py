@@ -31,7 +31,7 @@ import functools
 from refimpl import core
 from refimpl.interpreters import partial_eval as pe
 from refimpl.interpreters.eval import eval_closed_jaxpr
-from refimpl.jaxpr import ClosedJaxpr, Jaxpr
+from refimpl.jaxpr import jaxprs_in_params
 
 not_mapped = None
 """The batch dim of an unbatched value."""
@@ -116,13 +116,9 @@ def used_axis_names(primitive, params):
   names = set()
   if primitive in collective_axis_names:
     names.update(collective_axis_names[primitive](params))
-  for value in params.values():
-    for sub in (value if isinstance(value, tuple) else (value,)):
-      if isinstance(sub, ClosedJaxpr):
-        sub = sub.jaxpr
-      if isinstance(sub, Jaxpr):
-        for eqn in sub.eqns:
-          names |= used_axis_names(eqn.primitive, eqn.params)
+  for sub in jaxprs_in_params(params):
+    for eqn in sub.eqns:
+      names |= used_axis_names(eqn.primitive, eqn.params)
   return names
 
 

@@ -100,8 +100,8 @@ def _check_params(eqn):
       assert name in prim.transformation_params or (prim.name, name) in CALLBACKS, (
           f"{prim.name}'s param {name} holds {value!r}: declare it in "
           "transformation_params if only transformations read it")
-    if name in prim.transformation_params:
-      assert name != prim.call_jaxpr_param
+  assert prim.transformation_params <= set(eqn.params), prim.name  # no misspelt name
+  assert prim.call_jaxpr_param not in prim.transformation_params
 
 
 @pytest.mark.parametrize("fn", EXTRA_PROGRAMS.values(), ids=EXTRA_PROGRAMS.keys())

@@ -3,6 +3,10 @@ cases, their derivatives and the documented examples produce is well typed,
 and each kind of malformed jaxpr gets a `JaxprTypeError` naming the equation
 and what is wrong."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -76,8 +80,13 @@ def test_documented_examples_run_with_checks_on(checked_programs):
   assert len(checked_programs) > 10  # the examples jit programs, and each was checked
 
 
-def test_checks_are_off_by_default():
+def test_checks_are_off_by_default_and_on_with_the_environment_variable():
   assert config.jax_enable_checks is False
+  code = "import refimpl; print(refimpl.config.jax_enable_checks)"
+  env = dict(os.environ, JAX_ENABLE_CHECKS="1")
+  out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       check=True).stdout
+  assert out.split() == ["True"]
 
 
 # --- malformed jaxprs -----------------------------------------------------------

@@ -97,8 +97,14 @@ class ExtendedDType:
 
   def from_physical(self, data):
     """The NumPy data (shape S, structured elements) of the physical data
-    `data` of shape (*S, *element_shape)."""
-    data = np.asarray(data, self.element_dtype)
+    `data` of shape (*S, *element_shape) and dtype `element_dtype`
+    (TypeError for other data: a backend's result, say)."""
+    data = np.asarray(data)
+    n = len(self.element_shape)
+    if data.dtype != self.element_dtype or data.shape[data.ndim - n:] != self.element_shape:
+      raise TypeError(f"The physical data of {self.name} arrays is "
+                      f"{self.element_dtype}[..., {', '.join(map(str, self.element_shape))}], "
+                      f"got {data.dtype}{list(data.shape)}")
     elements = np.empty(data.shape[:data.ndim - len(self.element_shape)], self.numpy_dtype)
     elements[self.numpy_dtype.names[0]] = data
     return elements

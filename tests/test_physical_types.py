@@ -244,6 +244,19 @@ def test_keys_through_a_scan(recording):
   np.testing.assert_array_equal(np.asarray(bits), np.asarray(bits_eager))
 
 
+def _compile_structured(closed):
+  """A wrong backend: its programs return key data as structured arrays."""
+  return lambda *args: [core.from_physical(x, a) for x, a in zip(args, closed.in_avals)]
+
+
+backends.register_backend("physical-types-structured", _compile_structured)
+
+
+def test_a_backend_returning_structured_keys_is_an_error():
+  with pytest.raises(TypeError, match=r"physical data of key<fry> arrays is uint32\[\.\.\., 2\]"):
+    jax.jit(lambda k: k, backend="physical-types-structured")(random.key(0))
+
+
 # --- float0 ------------------------------------------------------------------
 
 def test_a_float0_gradient_leaves_the_backend_as_false_bools(recording):

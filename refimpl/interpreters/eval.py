@@ -222,12 +222,17 @@ def _program(jaxpr):
 _ADDITIONS = {"add": 1, "add_any": 1, "sub": -1}   # the sign of the second operand
 
 
-def _contractions(jaxpr):
-  """The steps of `jaxpr`, one per equation, except that a float32 or
-  float64 `c = mul a b` that one `add`/`add_any`/`sub` reads (once, its only
-  reader; not an output) is evaluated in it as a fused multiply-add, XLA's
-  CPU contraction: `add c z` and `add z c` are fma(a, b, z), `sub c z` is
-  fma(a, b, -z) and `sub z c` fma(-a, b, z), each rounded once.
+def contractions(jaxpr):
+  """XLA's CPU contraction of `jaxpr` (its own equations, not its sub-jaxprs'):
+  a float32 or float64 `c = mul a b` that one `add`/`add_any`/`sub` reads
+  (once, its only reader; not an output) is evaluated in it as a fused
+  multiply-add: `add c z` and `add z c` are fma(a, b, z), `sub c z` is
+  fma(a, b, -z) and `sub z c` fma(-a, b, z), each rounded once. An addition
+  of two such products fuses the first.
+
+  Returns {addition equation: (its product's mul equation, the product's
+  position among the addition's operands)}; every backend contracts these
+  (the reference in `run_jaxpr`).
   """
   reads = {}
   for eqn in jaxpr.eqns:
@@ -242,22 +247,36 @@ def _contractions(jaxpr):
         and dtypes.numpy_dtype(eqn.outvars[0].aval.dtype) in (np.float32, np.float64)
         and reads.get(eqn.outvars[0]) == 1):
       products[eqn.outvars[0]] = eqn
-  fused = {}  # addition equation -> (its product's mul equation, the product's position)
+  fused = {}
   for eqn in jaxpr.eqns:
     if eqn.primitive.name in _ADDITIONS:
       for i, a in enumerate(eqn.invars):
         if a in products:
           fused[eqn] = products.pop(a), i
           break
+  return fused
+
+
+def fma_signs(addition, position):
+  """(negate_product, negate_addend) of the fused multiply-add that an
+  `addition` equation (add, add_any or sub) with its product at operand
+  `position` (0 or 1) computes."""
+  subtracted = _ADDITIONS[addition.primitive.name] < 0
+  return subtracted and position == 1, subtracted and position == 0
+
+
+def _contractions(jaxpr):
+  """The steps of `jaxpr`, one per equation, except that the products of
+  `contractions(jaxpr)` are evaluated in their additions."""
+  fused = contractions(jaxpr)
   fused_muls = {mul for mul, _ in fused.values()}
   steps = []
   for eqn in jaxpr.eqns:
     if eqn in fused:
       mul, position = fused[eqn]
-      subtracted = _ADDITIONS[eqn.primitive.name] < 0
+      negate_product, negate_addend = fma_signs(eqn, position)
       steps.append(_Step(_fused_multiply_add,
-                         {"negate_product": subtracted and position == 1,
-                          "negate_addend": subtracted and position == 0},
+                         {"negate_product": negate_product, "negate_addend": negate_addend},
                          False, [*mul.invars, eqn.invars[1 - position]], eqn.outvars,
                          (mul, eqn)))
     elif eqn not in fused_muls:

@@ -1,0 +1,391 @@
+"""The lowering interpreter: a jaxpr to the source of one Python function
+that Numba compiles (autodidax's `jaxpr_subcomp`, writing source text).
+
+The function is generic in shape: every static integer a rule needs (a
+dimension, a slice bound) is read from the int64 array `d`, and every
+literal's value from the array `c_<dtype>` of its dtype, passed at each call. So the source, and the
+compiled code, depend only on the jaxpr's structure, ranks and dtypes, and
+Numba compiles it once per signature (dtypes and ranks) for all shapes.
+
+Values in the generated code: an array of rank 1 or more is a C-contiguous
+NumPy array (16-bit floats hold their bits, uint16); a rank-0 value is a
+scalar (16-bit floats as float32 values). Rules keep arrays C-contiguous.
+
+Lowering rules are registered per primitive (`numba_backend.rules`): an
+elementwise primitive has a scalar rule, `rule(ctx, *operands, **params)`
+giving the source of an expression computing one element of the result
+from the operands' element expressions; any other primitive a rule
+`rule(ctx, *operands, **params)` that writes statements with `ctx.emit` and
+returns the names of its results (a list for a multiple-result primitive).
+Consecutive elementwise equations of one shape are fused into one loop.
+"""
+
+import contextlib
+import math
+
+import numpy as np
+
+from refimpl import dtypes
+from refimpl.interpreters.eval import contractions, fma_signs
+from refimpl.jaxpr import DropVar, JaxprEqn, Literal
+from refimpl.core import Primitive
+
+
+class LoweringError(NotImplementedError):
+  """A primitive (or a use of one) that the backend cannot lower."""
+
+
+ELEMENTWISE_RULES = {}   # primitive -> scalar rule
+RULES = {}   # primitive -> rule
+
+
+def register_elementwise(*primitives):
+  def register(rule):
+    for p in primitives:
+      ELEMENTWISE_RULES[p] = rule
+    return rule
+  return register
+
+
+def register(*primitives):
+  def register_rule(rule):
+    for p in primitives:
+      RULES[p] = rule
+    return rule
+  return register_rule
+
+
+# --- dtypes in the generated source ---------------------------------------------------
+
+_SIXTEEN_BIT = {np.dtype(np.float16): "f16", dtypes.bfloat16: "bf16"}
+
+
+def storage_dtype(dtype):
+  """The NumPy dtype of an array's elements in a program (16-bit floats: uint16)."""
+  dtype = np.dtype(dtype)
+  return np.dtype(np.uint16) if dtype in _SIXTEEN_BIT else dtype
+
+
+def scalar_dtype(dtype):
+  """The dtype of a scalar value in a program (16-bit floats: float32)."""
+  dtype = np.dtype(dtype)
+  return np.dtype(np.float32) if dtype in _SIXTEEN_BIT else dtype
+
+
+def type_source(dtype):
+  """The NumPy scalar type of `dtype` as source (`np.float32`)."""
+  dtype = np.dtype(dtype)
+  return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+def cast(expr, dtype):
+  """Source converting the scalar `expr` to a value of `dtype`, as the
+  reference rounds a result (16-bit floats: by way of float32)."""
+  dtype = np.dtype(dtype)
+  if dtype in _SIXTEEN_BIT:
+    return f"S.round_{_SIXTEEN_BIT[dtype]}(np.float32({expr}))"
+  return f"{type_source(dtype)}({expr})"
+
+
+def read_element(array_expr, dtype):
+  """Source reading an element (`array_expr` indexes an array) as a scalar value."""
+  kind = _SIXTEEN_BIT.get(np.dtype(dtype))
+  return f"S.{kind}_value({array_expr})" if kind else array_expr
+
+
+def element_to_store(expr, dtype):
+  """Source of the element stored for the scalar value `expr` of `dtype`."""
+  kind = _SIXTEEN_BIT.get(np.dtype(dtype))
+  return f"S.{kind}_bits({expr})" if kind else expr
+
+
+# --- the program being written ----------------------------------------------------------
+
+class Lowering:
+  """The source of one program function being written, with the static
+  integers (`d`) and literal values (`c`) it reads at run time."""
+
+  def __init__(self):
+    self.lines = []
+    self.depth = 1
+    self.dims = []
+    self.consts = {}   # dtype name -> values
+    self._count = 0
+
+  def fresh(self, prefix="v"):
+    self._count += 1
+    return f"{prefix}{self._count}"
+
+  def emit(self, line):
+    self.lines.append("    " * self.depth + line)
+
+  @contextlib.contextmanager
+  def block(self, header):
+    """Statements emitted inside the `with` go in the block under `header`."""
+    self.emit(header)
+    self.depth += 1
+    try:
+      yield
+    finally:
+      self.depth -= 1
+
+  def dim(self, value):
+    """Source reading the static integer `value` at run time."""
+    self.dims.append(int(value))
+    return f"d[{len(self.dims) - 1}]"
+
+  def shape(self, shape):
+    """Source of the tuple `shape`, its sizes read at run time."""
+    return "(" + "".join(f"{self.dim(n)}, " for n in shape) + ")"
+
+  def ints(self, values):
+    """Source of an int64 array of `values` (a view of `d`), read at run time."""
+    start = len(self.dims)
+    self.dims.extend(int(v) for v in values)
+    return f"d[{start}:{len(self.dims)}]"
+
+  def const(self, value, dtype):
+    """The name of a new variable holding the scalar `value` of `dtype`,
+    read at run time (from the array `c_<dtype>` of the literals of its dtype)."""
+    dtype = scalar_dtype(dtype)
+    values = self.consts.setdefault(dtype.name, [])
+    values.append(np.asarray(value).astype(dtype)[()])
+    name = self.fresh("c")
+    self.emit(f"{name} = c_{dtype.name}[{len(values) - 1}]")
+    return name
+
+
+class RuleContext:
+  """What a rule knows of its equation: the lowering, the operands' and the
+  results' avals."""
+
+  def __init__(self, lowering, eqn):
+    self.lowering = lowering
+    self.avals_in = [a.aval for a in eqn.invars]
+    self.avals_out = [v.aval for v in eqn.outvars]
+    self.eqn = eqn
+
+  def emit(self, line):
+    self.lowering.emit(line)
+
+  def fresh(self, prefix="v"):
+    return self.lowering.fresh(prefix)
+
+  def dim(self, value):
+    return self.lowering.dim(value)
+
+  def shape(self, shape):
+    return self.lowering.shape(shape)
+
+  def ints(self, values):
+    return self.lowering.ints(values)
+
+  def flat(self, value, aval):
+    """Source of a flat (1-D) array of the value named `value` (a view of an
+    array; a new one-element array for a rank-0 value)."""
+    if aval.shape:
+      return f"{value}.reshape({self.dim(math.prod(aval.shape))})"
+    storage = type_source(storage_dtype(aval.dtype))
+    return f"np.full(1, {element_to_store(value, aval.dtype)}, {storage})"
+
+  def result(self, array, aval):
+    """The name of the value of `aval` that the new C-contiguous array
+    `array` (of aval's size) holds: itself, or its element for rank 0."""
+    name = self.fresh()
+    if aval.shape:
+      self.emit(f"{name} = {array}.reshape({self.shape(aval.shape)})")
+    else:
+      self.emit(f"{name} = {read_element(f'{array}.reshape(1)[0]', aval.dtype)}")
+    return name
+
+  def empty(self, aval):
+    """A new uninitialized array of `aval` (its storage dtype); its name."""
+    name = self.fresh()
+    self.emit(f"{name} = np.empty({self.shape(aval.shape)}, {type_source(storage_dtype(aval.dtype))})")
+    return name
+
+
+# --- lowering a jaxpr ---------------------------------------------------------------------
+
+def lower_jaxpr(lowering, jaxpr, args):
+  """Writes the statements evaluating `jaxpr` on the values named `args`
+  (constvars first, then invars); returns the names of its outputs."""
+  env = dict(zip([*jaxpr.constvars, *jaxpr.invars], args))
+
+  def read(atom):
+    if isinstance(atom, Literal):
+      return lowering.const(atom.val, atom.aval.dtype)
+    return env[atom]
+
+  eqns = _contracted(jaxpr)
+  last_read = _last_reads(eqns, jaxpr.outvars)
+  i = 0
+  while i < len(eqns):
+    end = _region_end(eqns, i)
+    if end > i:
+      _lower_region(lowering, eqns[i:end], env, read, last_read, end)
+      i = end
+      continue
+    eqn = eqns[i]
+    rule = RULES.get(eqn.primitive)
+    ctx = RuleContext(lowering, eqn)
+    operands = [read(a) for a in eqn.invars]
+    if rule is None:
+      scalar_rule = ELEMENTWISE_RULES.get(eqn.primitive)
+      if scalar_rule is None:
+        raise LoweringError(f"the numba backend has no lowering for primitive "
+                            f"'{eqn.primitive.name}' (in equation: {eqn})")
+      outs = [_lower_scalar(ctx, scalar_rule, operands, eqn)]   # rank 0
+    else:
+      outs = rule(ctx, *operands, **eqn.params)
+      if not eqn.primitive.multiple_results:
+        outs = [outs]
+    for v, name in zip(eqn.outvars, outs):
+      if not isinstance(v, DropVar):
+        env[v] = name
+    i += 1
+  return [read(a) for a in jaxpr.outvars]
+
+
+def _lower_scalar(ctx, scalar_rule, operands, eqn):
+  name = ctx.fresh()
+  ctx.emit(f"{name} = {scalar_rule(ctx, *operands, **eqn.params)}")
+  return name
+
+
+def _contracted(jaxpr):
+  """The equations of `jaxpr` with the products that `contractions` fuses
+  evaluated in their additions, as `fused_multiply_add` equations."""
+  fused = contractions(jaxpr)
+  if not fused:
+    return jaxpr.eqns
+  muls = {mul for mul, _ in fused.values()}
+  eqns = []
+  for eqn in jaxpr.eqns:
+    if eqn in fused:
+      mul, position = fused[eqn]
+      negate_product, negate_addend = fma_signs(eqn, position)
+      eqns.append(JaxprEqn([*mul.invars, eqn.invars[1 - position]], eqn.outvars,
+                           fma_p, {"negate_product": negate_product,
+                                  "negate_addend": negate_addend}))
+    elif eqn not in muls:
+      eqns.append(eqn)
+  return eqns
+
+
+fma_p = Primitive("fused_multiply_add")
+"""The equation of a product fused into its addition: operands (a, b, z) and
+params negate_product, negate_addend (`fma_signs`); the backend's own."""
+
+
+def _last_reads(eqns, outvars):
+  """var -> the index of the last equation reading it (len(eqns) for outputs)."""
+  last = {}
+  for i, eqn in enumerate(eqns):
+    for a in eqn.invars:
+      if not isinstance(a, Literal):
+        last[a] = i
+  for a in outvars:
+    if not isinstance(a, Literal):
+      last[a] = len(eqns)
+  return last
+
+
+def _fusible(eqn):
+  """The result shape of an elementwise equation a loop can evaluate (rank
+  1 or more, operands of that shape or rank 0), else None."""
+  if eqn.primitive not in ELEMENTWISE_RULES or eqn.primitive in RULES:
+    return None
+  (out,) = eqn.outvars
+  shape = out.aval.shape
+  if not shape:
+    return None
+  for a in eqn.invars:
+    if a.aval.shape and a.aval.shape != shape:
+      return None
+  return shape
+
+
+def _region_end(eqns, start):
+  """The end of the run of fusible equations of one shape from `start`."""
+  shape = _fusible(eqns[start])
+  if shape is None:
+    return start
+  end = start + 1
+  while end < len(eqns) and _fusible(eqns[end]) == shape:
+    end += 1
+  return end
+
+
+def _lower_region(lowering, eqns, env, read, last_read, end):
+  """One loop over the elements of a run of elementwise equations: the
+  results that later equations or the outputs read are stored in new
+  arrays, the others live in scalars of one iteration."""
+  shape = eqns[0].outvars[0].aval.shape
+  defined = {v for e in eqns for v in e.outvars}
+  outputs = [v for v in dict.fromkeys(v for e in eqns for v in e.outvars)
+             if not isinstance(v, DropVar) and last_read.get(v, -1) >= end]
+  size = lowering.dim(math.prod(shape))
+  flat = {}
+  for eqn in eqns:
+    for a in eqn.invars:
+      if not isinstance(a, Literal) and a not in defined and a.aval.shape and a not in flat:
+        flat[a] = lowering.fresh("f")
+        lowering.emit(f"{flat[a]} = {read(a)}.reshape({size})")
+  stored = {}
+  for v in outputs:
+    ctx = RuleContext(lowering, eqns[0])
+    stored[v] = ctx.empty(v.aval)
+    flat[v] = lowering.fresh("f")
+    lowering.emit(f"{flat[v]} = {stored[v]}.reshape({size})")
+  scalars = {}
+  for eqn in eqns:   # operands read outside the loop: literals and rank-0 values
+    for a in eqn.invars:
+      if a not in defined and not a.aval.shape and a not in scalars:
+        scalars[a] = read(a)
+  index = lowering.fresh("i")
+  with lowering.block(f"for {index} in range({size}):"):
+    local = dict(scalars)
+
+    def element(a):
+      if a not in local:
+        local[a] = lowering.fresh("e")
+        lowering.emit(f"{local[a]} = {read_element(f'{flat[a]}[{index}]', a.aval.dtype)}")
+      return local[a]
+
+    for eqn in eqns:
+      ctx = RuleContext(lowering, eqn)
+      expr = ELEMENTWISE_RULES[eqn.primitive](ctx, *[element(a) for a in eqn.invars], **eqn.params)
+      (v,) = eqn.outvars
+      local[v] = lowering.fresh("e")
+      lowering.emit(f"{local[v]} = {expr}")
+    for v in outputs:
+      lowering.emit(f"{flat[v]}[{index}] = {element_to_store(local[v], v.aval.dtype)}")
+  env.update(stored)
+
+
+# --- the program -------------------------------------------------------------------------
+
+def lower_program(jaxpr):
+  """The source of `program(d, c_<dtype>..., *args)` evaluating `jaxpr` (no
+  constvars: the backend receives consts as inputs), and the arrays `d`,
+  `c_<dtype>`... it is called with. Each argument is an array (rank 0
+  too); the result is the tuple of the outputs (arrays, and scalars for
+  rank 0)."""
+  lowering = Lowering()
+  params = [f"a{i}" for i in range(len(jaxpr.invars))]
+  args = []
+  for name, v in zip(params, jaxpr.invars):
+    if v.aval.shape:
+      args.append(name)
+    else:
+      value = lowering.fresh()
+      lowering.emit(f"{value} = {read_element(f'{name}.item()', v.aval.dtype)}")
+      args.append(value)
+  outs = lower_jaxpr(lowering, jaxpr, args)
+  lowering.emit("return (" + "".join(f"{o}, " for o in outs) + ")")
+  const_names = sorted(lowering.consts)
+  signature = ", ".join(["d", *(f"c_{n}" for n in const_names), *params])
+  source = "\n".join([f"def program({signature}):", *lowering.lines, ""])
+  constants = [np.array(lowering.consts[n], np.dtype(n)) for n in const_names]
+  return source, np.array(lowering.dims, np.int64), constants

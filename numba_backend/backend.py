@@ -45,9 +45,6 @@ import numba
 import numpy as np
 
 from numba_backend import kernels as K, scalars as S
-
-
-@numba.njit(cache=True, error_model="numpy")
 '''
 
 

@@ -110,6 +110,7 @@ class Lowering:
     self.depth = 1
     self.dims = []
     self.consts = {}   # dtype name -> values
+    self.imports = {}   # module name -> its alias in the program's module
     self._count = 0
 
   def fresh(self, prefix="v"):
@@ -128,6 +129,12 @@ class Lowering:
       yield
     finally:
       self.depth -= 1
+
+  def function(self, fn):
+    """Source naming the Numba function `fn` (defined at the top level of a
+    module, e.g. a rule module's kernel) in the program's module."""
+    alias = self.imports.setdefault(fn.__module__, f"M{len(self.imports)}")
+    return f"{alias}.{fn.__name__}"
 
   def dim(self, value):
     """Source reading the static integer `value` at run time."""
@@ -179,6 +186,9 @@ class RuleContext:
 
   def ints(self, values):
     return self.lowering.ints(values)
+
+  def function(self, fn):
+    return self.lowering.function(fn)
 
   def flat(self, value, aval):
     """Source of a flat (1-D) array of the value named `value` (a view of an
@@ -367,7 +377,8 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
 # --- the program -------------------------------------------------------------------------
 
 def lower_program(jaxpr):
-  """The source of `program(d, c_<dtype>..., *args)` evaluating `jaxpr` (no
+  """The source of `program(d, c_<dtype>..., *args)` (its imports, then its
+  definition, compiled by `numba.njit`) evaluating `jaxpr` (no
   constvars: the backend receives consts as inputs), and the arrays `d`,
   `c_<dtype>`... it is called with. Each argument is an array (rank 0
   too); the result is the tuple of the outputs (arrays, and scalars for
@@ -386,6 +397,8 @@ def lower_program(jaxpr):
   lowering.emit("return (" + "".join(f"{o}, " for o in outs) + ")")
   const_names = sorted(lowering.consts)
   signature = ", ".join(["d", *(f"c_{n}" for n in const_names), *params])
-  source = "\n".join([f"def program({signature}):", *lowering.lines, ""])
+  imports = [f"import {module} as {alias}" for module, alias in lowering.imports.items()]
+  source = "\n".join([*imports, "", "", "@numba.njit(cache=True, error_model=\"numpy\")",
+                       f"def program({signature}):", *lowering.lines, ""])
   constants = [np.array(lowering.consts[n], np.dtype(n)) for n in const_names]
   return source, np.array(lowering.dims, np.int64), constants

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import core, dtypes
 from refimpl.interpreters.eval import contractions, fma_signs
 from refimpl.jaxpr import DropVar, JaxprEqn, Literal
 from refimpl.core import Primitive
@@ -37,6 +37,10 @@ class LoweringError(NotImplementedError):
 
 ELEMENTWISE_RULES = {}   # primitive -> scalar rule
 RULES = {}   # primitive -> rule
+
+CALL = "call primitive"
+"""The key in RULES of the rule of every call primitive
+(`Primitive.call_jaxpr_param`) that has no rule of its own."""
 
 
 def register_elementwise(*primitives):
@@ -110,6 +114,7 @@ class Lowering:
     self.depth = 1
     self.dims = []
     self.consts = {}   # dtype name -> values
+    self.arrays = []   # array constants (storage data), the parameters k<i>
     self.imports = {}   # module name -> its alias in the program's module
     self._count = 0
 
@@ -160,6 +165,19 @@ class Lowering:
     name = self.fresh("c")
     self.emit(f"{name} = c_{dtype.name}[{len(values) - 1}]")
     return name
+
+  def array(self, value, aval):
+    """The name of the value of `aval` holding the NumPy array `value` (a
+    sub-jaxpr's const, physical data for key types), passed at run time as
+    a parameter of the program."""
+    data = np.array(core.to_physical(np.asarray(value), aval))   # a writeable copy
+    self.arrays.append(data.reshape(data.shape or (1,)).view(storage_dtype(data.dtype)))
+    name = f"k{len(self.arrays) - 1}"
+    if aval.shape:
+      return name
+    value_name = self.fresh()
+    self.emit(f"{value_name} = {read_element(f'{name}[0]', aval.dtype)}")
+    return value_name
 
 
 class RuleContext:
@@ -238,6 +256,8 @@ def lower_jaxpr(lowering, jaxpr, args):
       continue
     eqn = eqns[i]
     rule = RULES.get(eqn.primitive)
+    if rule is None and eqn.primitive.call_jaxpr_param is not None:
+      rule = RULES.get(CALL)
     ctx = RuleContext(lowering, eqn)
     operands = [read(a) for a in eqn.invars]
     if rule is None:
@@ -396,9 +416,10 @@ def lower_program(jaxpr):
   outs = lower_jaxpr(lowering, jaxpr, args)
   lowering.emit("return (" + "".join(f"{o}, " for o in outs) + ")")
   const_names = sorted(lowering.consts)
-  signature = ", ".join(["d", *(f"c_{n}" for n in const_names), *params])
+  arrays = [f"k{i}" for i in range(len(lowering.arrays))]
+  signature = ", ".join(["d", *(f"c_{n}" for n in const_names), *arrays, *params])
   imports = [f"import {module} as {alias}" for module, alias in lowering.imports.items()]
   source = "\n".join([*imports, "", "", "@numba.njit(cache=True, error_model=\"numpy\")",
                        f"def program({signature}):", *lowering.lines, ""])
-  constants = [np.array(lowering.consts[n], np.dtype(n)) for n in const_names]
+  constants = [np.array(lowering.consts[n], np.dtype(n)) for n in const_names] + lowering.arrays
   return source, np.array(lowering.dims, np.int64), constants

@@ -1,0 +1,56 @@
+"""Lowering rules of the call primitives (jit, checkpoint, custom_jvp_call,
+custom_vjp_call, custom_vmap_call and any other primitive with
+`Primitive.call_jaxpr_param`), inlined, and of the primitives that
+transformations leave in programs: `name`, `stop_gradient`, `add_any`,
+`custom_lin`, `random_clone` and `custom_linear_solve`."""
+
+from refimpl import ad_checkpoint, custom_derivatives, random
+from refimpl.lax import ad_util, elementwise
+from refimpl.lax.control_flow import solves
+from numba_backend.lower import CALL, ELEMENTWISE_RULES, lower_jaxpr, register, \
+    register_elementwise
+
+
+def inline(ctx, closed, operands):
+  """The names of the outputs of the ClosedJaxpr `closed` evaluated on the
+  values named `operands`, its statements written in place (its consts
+  passed to the program at run time)."""
+  consts = [ctx.lowering.array(c, v.aval) for c, v in zip(closed.consts, closed.jaxpr.constvars)]
+  return lower_jaxpr(ctx.lowering, closed.jaxpr, [*consts, *operands])
+
+
+@register(CALL)
+def _call(ctx, *operands, **params):
+  """`eval_jaxpr(closed.jaxpr, closed.consts, *operands)` of the call's
+  ClosedJaxpr (`Primitive.call_jaxpr_param`)."""
+  outs = inline(ctx, params[ctx.eqn.primitive.call_jaxpr_param], operands)
+  return outs if ctx.eqn.primitive.multiple_results else outs[0]
+
+
+@register(ad_checkpoint.name_p, random.random_clone_p)
+def _identity(ctx, x, **params):
+  return x
+
+
+@register_elementwise(ad_util.stop_gradient_p)
+def _stop_gradient(ctx, x):
+  return x
+
+
+@register_elementwise(ad_util.add_any_p)
+def _add_any(ctx, x, y):
+  """`add`'s rule."""
+  return ELEMENTWISE_RULES[elementwise.add_p](ctx, x, y)
+
+
+@register(custom_derivatives.custom_lin_p)
+def _custom_lin(ctx, *args, **params):
+  """Evaluating it raises, as the reference's rule does."""
+  custom_derivatives.custom_lin_p.impl(*args, **params)
+
+
+@register(solves.linear_solve_p)
+def _linear_solve(ctx, *args, const_lengths, jaxprs):
+  """`solve(*solve_consts, *b)`, as the reference runs it."""
+  params, b = solves._split_linear_solve_args(args, const_lengths)
+  return inline(ctx, jaxprs.solve, [*params.solve, *b])

@@ -1,0 +1,133 @@
+"""Lowering rules of cond, while and scan (refimpl/lax/control_flow/):
+native branches and loops in the program, their sub-jaxprs written inline
+(`calls.inline`), carried values in variables of one type across
+iterations (arrays of their storage dtype and rank, scalars cast to their
+scalar dtype), so that no Python runs between iterations."""
+
+import math
+
+from refimpl.lax.control_flow.conditionals import cond_p
+from refimpl.lax.control_flow.loops import _split as split_scan_operands, scan_p
+from refimpl.lax.control_flow.while_loop import _split as split_while_operands, while_p
+from numba_backend.kernels import kernel_jit
+from numba_backend.lower import element_to_store, read_element, register, scalar_dtype, \
+    type_source
+from numba_backend.rules.calls import inline
+
+
+def _assign(ctx, names, values, avals):
+  """`name = value` for each, a scalar cast to its scalar dtype (so that
+  Numba types every assignment of the variable alike)."""
+  for name, value, aval in zip(names, values, avals):
+    if aval.shape:
+      ctx.emit(f"{name} = {value}")
+    else:
+      ctx.emit(f"{name} = {type_source(scalar_dtype(aval.dtype))}({value})")
+
+
+def _variables(ctx, values, avals):
+  """New variables holding `values`, their names."""
+  names = [ctx.fresh("w") for _ in values]
+  _assign(ctx, names, values, avals)
+  return names
+
+
+@register(cond_p)
+def _cond(ctx, index, *operands, branches):
+  """Branch `clamp(index, 0, len(branches) - 1)` evaluated on the operands."""
+  avals = ctx.avals_out
+  outs = [ctx.fresh("w") for _ in avals]
+  i = ctx.fresh("i")
+  ctx.emit(f"{i} = min(max(np.int64({index}), 0), {len(branches) - 1})")
+  for k, branch in enumerate(branches):
+    if k == len(branches) - 1:
+      header = "else:" if k else "if True:"
+    else:
+      header = f"{'if' if k == 0 else 'elif'} {i} == {k}:"
+    with ctx.lowering.block(header):
+      _assign(ctx, outs, inline(ctx, branch, operands), avals)
+  return outs
+
+
+@kernel_jit
+def any_true(pred):
+  """Whether some element of the bool array `pred` is true."""
+  for k in range(pred.size):
+    if pred[k]:
+      return True
+  return False
+
+
+@kernel_jit
+def mask_rows(pred, new, old, out):
+  """out[k] = new[k] where pred holds for row k // (size / pred.size), else
+  old[k] (flat arrays; pred's shape a prefix of the others')."""
+  inner = out.size // pred.size if pred.size else 0
+  for k in range(out.size):
+    out[k] = new[k] if pred[k // inner] else old[k]
+
+
+@register(while_p)
+def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  """carry = body(*bconsts, *carry) while cond(*cconsts, *carry) holds (a
+  predicate with axes: while any element does, the rows where it is false
+  keep their values)."""
+  cconsts, bconsts, init = split_while_operands(args, cond_nconsts, body_nconsts)
+  avals = ctx.avals_out
+  carry = _variables(ctx, init, avals)
+  (pred_aval,) = cond_jaxpr.out_avals
+  with ctx.lowering.block("while True:"):
+    (pred,) = inline(ctx, cond_jaxpr, [*cconsts, *carry])
+    if pred_aval.shape:
+      ctx.emit(f"if not {ctx.function(any_true)}({ctx.flat(pred, pred_aval)}): break")
+    else:
+      ctx.emit(f"if not {pred}: break")
+    new = inline(ctx, body_jaxpr, [*bconsts, *carry])
+    if pred_aval.shape:
+      masked = []
+      for n, c, aval in zip(new, carry, avals):
+        out = ctx.empty(aval)
+        ctx.emit(f"{ctx.function(mask_rows)}({ctx.flat(pred, pred_aval)}, {ctx.flat(n, aval)}, "
+                 f"{ctx.flat(c, aval)}, {ctx.flat(out, aval)})")
+        masked.append(out)
+      new = masked
+    _assign(ctx, carry, new, avals)
+  return carry
+
+
+@kernel_jit
+def store_row(dst, offset, src):
+  """dst[offset + k] = src[k] for every k (flat arrays)."""
+  for k in range(src.size):
+    dst[offset + k] = src[k]
+
+
+@register(scan_p)
+def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unroll,
+          _split_transpose):
+  """Iteration i (in order, or reversed) evaluates jaxpr(*consts, *carry,
+  *[x[i] for x in xs]), the new carry and each y stored at index i of its
+  output. x[i] is a view of x (no copy)."""
+  consts, init, xs = split_scan_operands(args, [num_consts, num_carry])
+  carry_avals, y_avals = ctx.avals_out[:num_carry], ctx.avals_out[num_carry:]
+  carry = _variables(ctx, init, carry_avals)
+  ys = [ctx.empty(aval) for aval in y_avals]
+  y_flats = [ctx.fresh("f") for _ in ys]
+  for flat, y, aval in zip(y_flats, ys, y_avals):
+    ctx.emit(f"{flat} = {ctx.flat(y, aval)}")
+  x_avals = ctx.avals_in[num_consts + num_carry:]
+  n, step, i = ctx.dim(length), ctx.fresh("j"), ctx.fresh("i")
+  with ctx.lowering.block(f"for {step} in range({n}):"):
+    ctx.emit(f"{i} = {n} - 1 - {step}" if reverse else f"{i} = {step}")
+    x_slices = [read_element(f"{x}[{i}]", aval.dtype) if len(aval.shape) == 1 else f"{x}[{i}]"
+                for x, aval in zip(xs, x_avals)]
+    outs = inline(ctx, jaxpr, [*consts, *carry, *x_slices])
+    _assign(ctx, carry, outs[:num_carry], carry_avals)
+    for flat, out, aval in zip(y_flats, outs[num_carry:], y_avals):
+      row = aval.update(shape=aval.shape[1:])
+      size = ctx.dim(math.prod(row.shape))
+      if row.shape:
+        ctx.emit(f"{ctx.function(store_row)}({flat}, {i} * {size}, {ctx.flat(out, row)})")
+      else:
+        ctx.emit(f"{flat}[{i}] = {element_to_store(out, aval.dtype)}")
+  return [*carry, *ys]

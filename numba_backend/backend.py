@@ -17,7 +17,7 @@ import threading
 import numba
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import core, dtypes
 from numba_backend import lower, rules  # noqa: F401 (rules registers the lowering rules)
 
 def _source_digest():
@@ -89,7 +89,7 @@ def _load(source):
 
 def _storage(aval):
   """(the dtype of an argument's data in the program, the dtype it is viewed as on return)."""
-  dtype = dtypes.numpy_dtype(aval.dtype)
+  dtype = dtypes.numpy_dtype(core.physical_aval(aval).dtype)
   return lower.storage_dtype(dtype), dtype
 
 
@@ -100,7 +100,7 @@ def compile(closed_jaxpr):
   source, dims, constants = lower.lower_program(jaxpr)
   program = _load(source)
   in_storage = [_storage(v.aval) for v in jaxpr.invars]
-  out_avals = [a.aval for a in jaxpr.outvars]
+  out_avals = [core.physical_aval(a.aval) for a in jaxpr.outvars]
   out_storage = [_storage(a) for a in out_avals]
 
   def run(*args):

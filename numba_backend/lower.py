@@ -407,7 +407,7 @@ def lower_program(jaxpr):
   params = [f"a{i}" for i in range(len(jaxpr.invars))]
   args = []
   for name, v in zip(params, jaxpr.invars):
-    if v.aval.shape:
+    if core.physical_aval(v.aval).shape:   # (key arrays: their data, of rank 1 or more)
       args.append(name)
     else:
       value = lowering.fresh()

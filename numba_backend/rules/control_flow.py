@@ -2,10 +2,11 @@
 native branches and loops in the program, their sub-jaxprs written inline
 (`calls.inline`), carried values in variables of one type across
 iterations (arrays of their storage dtype and rank, scalars cast to their
-scalar dtype), so that no Python runs between iterations."""
+scalar dtype; key arrays as their physical data), so that no Python runs between iterations."""
 
 import math
 
+from refimpl.core import physical_aval
 from refimpl.lax.control_flow.conditionals import cond_p
 from refimpl.lax.control_flow.loops import _split as split_scan_operands, scan_p
 from refimpl.lax.control_flow.while_loop import _split as split_while_operands, while_p
@@ -19,6 +20,7 @@ def _assign(ctx, names, values, avals):
   """`name = value` for each, a scalar cast to its scalar dtype (so that
   Numba types every assignment of the variable alike)."""
   for name, value, aval in zip(names, values, avals):
+    aval = physical_aval(aval)
     if aval.shape:
       ctx.emit(f"{name} = {value}")
     else:
@@ -73,7 +75,7 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   predicate with axes: while any element does, the rows where it is false
   keep their values)."""
   cconsts, bconsts, init = split_while_operands(args, cond_nconsts, body_nconsts)
-  avals = ctx.avals_out
+  avals = [physical_aval(a) for a in ctx.avals_out]
   carry = _variables(ctx, init, avals)
   (pred_aval,) = cond_jaxpr.out_avals
   with ctx.lowering.block("while True:"):
@@ -109,13 +111,14 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
   *[x[i] for x in xs]), the new carry and each y stored at index i of its
   output. x[i] is a view of x (no copy)."""
   consts, init, xs = split_scan_operands(args, [num_consts, num_carry])
-  carry_avals, y_avals = ctx.avals_out[:num_carry], ctx.avals_out[num_carry:]
+  avals = [physical_aval(a) for a in ctx.avals_out]
+  carry_avals, y_avals = avals[:num_carry], avals[num_carry:]
   carry = _variables(ctx, init, carry_avals)
   ys = [ctx.empty(aval) for aval in y_avals]
   y_flats = [ctx.fresh("f") for _ in ys]
   for flat, y, aval in zip(y_flats, ys, y_avals):
     ctx.emit(f"{flat} = {ctx.flat(y, aval)}")
-  x_avals = ctx.avals_in[num_consts + num_carry:]
+  x_avals = [physical_aval(a) for a in ctx.avals_in[num_consts + num_carry:]]
   n, step, i = ctx.dim(length), ctx.fresh("j"), ctx.fresh("i")
   with ctx.lowering.block(f"for {step} in range({n}):"):
     ctx.emit(f"{i} = {n} - 1 - {step}" if reverse else f"{i} = {step}")

@@ -1,0 +1,230 @@
+"""Lowering rules of the PRNG primitives (refimpl/prng.py; random_gamma of
+refimpl/random.py): Numba kernels computing the reference's bits. A key
+array is its physical data, uint32[*S, 2] (`core.physical_aval`).
+
+`jax_threefry_partitionable` picks split's and random_bits' algorithm: the
+reference reads it when it evaluates the equation, under the tracing config
+that jit's cache key includes, so the lowering reads it when compiling."""
+
+import math
+
+import numpy as np
+
+from refimpl import prng
+from refimpl.config import config
+from refimpl.core import physical_aval
+from numba_backend import kernels as K
+from numba_backend.kernels import c_strides, kernel_jit
+from numba_backend.lower import LoweringError, register
+
+_MASK = np.uint64(0xFFFFFFFF)
+_ROTATIONS = np.array(prng.ROTATIONS, np.uint64)
+_PARITY = np.uint64(prng.KEY_SCHEDULE_PARITY)
+
+
+@kernel_jit
+def threefry_pair(key1, key2, x1, x2):
+  """Threefry-2x32 (20 rounds) of the counter pair (x1, x2) under the key
+  (key1, key2), as `prng._threefry2x32_impl` states it: uint32 values held
+  in uint64, reduced modulo 2**32 after every addition and shift."""
+  ks = (np.uint64(key1), np.uint64(key2), np.uint64(key1) ^ np.uint64(key2) ^ _PARITY)
+  a = (np.uint64(x1) + ks[0]) & _MASK
+  b = (np.uint64(x2) + ks[1]) & _MASK
+  for g in range(5):
+    for r in _ROTATIONS[g % 2]:
+      a = (a + b) & _MASK
+      b = ((b << r) | (b >> (np.uint64(32) - r))) & _MASK
+      b = a ^ b
+    a = (a + ks[(g + 1) % 3]) & _MASK
+    b = (b + ks[(g + 2) % 3] + np.uint64(g + 1)) & _MASK
+  return np.uint32(a), np.uint32(b)
+
+
+@kernel_jit
+def threefry_kernel(key1, key2, x1, x2, y1, y2):
+  for k in range(y1.size):
+    y1[k], y2[k] = threefry_pair(key1[k], key2[k], x1[k], x2[k])
+
+
+def _physical(ctx):
+  return [physical_aval(a) for a in ctx.avals_in], [physical_aval(a) for a in ctx.avals_out]
+
+
+def _broadcast_flat(ctx, x, aval, shape):
+  """A flat array of x broadcast to `shape` (x's rank 0 or equal, size-1
+  axes broadcasting); x's own flat view when it has that shape."""
+  if aval.shape == tuple(shape):
+    return ctx.flat(x, aval)
+  strides = [0] * len(shape) if not aval.shape else \
+      [0 if n == 1 else s for n, s in zip(aval.shape, c_strides(aval.shape))]
+  out = ctx.fresh()
+  ctx.emit(f"{out} = np.empty({ctx.dim(math.prod(shape))}, np.uint32)")
+  ctx.emit(f"K.strided_copy({ctx.flat(x, aval)}, 0, {ctx.ints(strides)}, {ctx.ints(shape)}, {out})")
+  return out
+
+
+def _new(ctx, aval):
+  """A new uint-typed array of the physical `aval` and its flat view."""
+  out = ctx.empty(aval)
+  return out, ctx.flat(out, aval)
+
+
+@register(prng.threefry2x32_p)
+def _threefry2x32(ctx, *operands):
+  avals_in, avals_out = _physical(ctx)
+  shape = avals_out[0].shape
+  flats = [_broadcast_flat(ctx, x, a, shape) for x, a in zip(operands, avals_in)]
+  (y1, f1), (y2, f2) = _new(ctx, avals_out[0]), _new(ctx, avals_out[1])
+  ctx.emit(f"{ctx.function(threefry_kernel)}({', '.join(flats)}, {f1}, {f2})")
+  return [ctx.result(y1, avals_out[0]), ctx.result(y2, avals_out[1])]
+
+
+@kernel_jit
+def iota_kernel(hi, lo):
+  for k in range(hi.size):
+    hi[k] = np.uint32(np.uint64(k) >> np.uint64(32))
+    lo[k] = np.uint32(np.uint64(k) & _MASK)
+
+
+@register(prng.iota_2x32_shape_p)
+def _iota_2x32_shape(ctx, *, shape):
+  (aval, _) = ctx.avals_out
+  (hi, fh), (lo, fl) = _new(ctx, aval), _new(ctx, aval)
+  ctx.emit(f"{ctx.function(iota_kernel)}({fh}, {fl})")
+  return [ctx.result(hi, aval), ctx.result(lo, aval)]
+
+
+@kernel_jit
+def legacy_word(key1, key2, t, m):
+  """Word t of `threefry_2x32(key, [0, 1, ..., m - 1])`: the counters padded
+  to an even count 2h with a 0, halves (t, t + h) hashed, (y1..., y2...)."""
+  h = (m + 1) // 2
+  pair = t if t < h else t - h
+  second = pair + h if pair + h < m else 0
+  y1, y2 = threefry_pair(key1, key2, np.uint32(pair), np.uint32(second))
+  return y1 if t < h else y2
+
+
+@kernel_jit
+def seed_kernel(seeds, wide, out):
+  """Key k is [seed >> 32 (logical; 0 unless `wide`, a 64-bit dtype), seed mod 2**32]."""
+  for k in range(seeds.size):
+    v = np.int64(seeds[k])
+    out[2 * k] = np.uint32((v >> 32) & 0xFFFFFFFF) if wide else np.uint32(0)
+    out[2 * k + 1] = np.uint32(v & 0xFFFFFFFF)
+
+
+@register(prng.random_seed_p)
+def _random_seed(ctx, seeds, *, impl):
+  (aval,), (out_aval,) = _physical(ctx)
+  out, flat = _new(ctx, out_aval)
+  ctx.emit(f"{ctx.function(seed_kernel)}({ctx.flat(seeds, aval)}, "
+           f"{aval.dtype.itemsize == 8}, {flat})")
+  return ctx.result(out, out_aval)
+
+
+@kernel_jit
+def split_kernel(keys, n, partitionable, out):
+  """The n new keys of each key (`prng.threefry_split`), flat."""
+  for key in range(keys.size // 2):
+    key1, key2 = keys[2 * key], keys[2 * key + 1]
+    base = 2 * n * key
+    for j in range(n):
+      if partitionable:
+        y1, y2 = threefry_pair(key1, key2, np.uint32(np.uint64(j) >> np.uint64(32)),
+                               np.uint32(np.uint64(j) & _MASK))
+      else:
+        y1 = legacy_word(key1, key2, 2 * j, 2 * n)
+        y2 = legacy_word(key1, key2, 2 * j + 1, 2 * n)
+      out[base + 2 * j] = y1
+      out[base + 2 * j + 1] = y2
+
+
+@register(prng.random_split_p)
+def _random_split(ctx, keys, *, shape):
+  (aval,), (out_aval,) = _physical(ctx)
+  out, flat = _new(ctx, out_aval)
+  ctx.emit(f"{ctx.function(split_kernel)}({ctx.flat(keys, aval)}, {ctx.dim(math.prod(shape))}, "
+           f"{bool(config.jax_threefry_partitionable)}, {flat})")
+  return ctx.result(out, out_aval)
+
+
+@kernel_jit
+def fold_in_kernel(keys, msgs, out):
+  """Key k folded with message k: the hash of the counters (0, msg)."""
+  for k in range(msgs.size):
+    out[2 * k], out[2 * k + 1] = threefry_pair(keys[2 * k], keys[2 * k + 1], np.uint32(0),
+                                               msgs[k])
+
+
+@register(prng.random_fold_in_p)
+def _random_fold_in(ctx, keys, msgs):
+  (key_aval, msg_aval), (out_aval,) = _physical(ctx)
+  shape = out_aval.shape[:-1]
+  key_flat = ctx.flat(keys, key_aval)
+  if key_aval.shape != out_aval.shape:
+    key_strides = [0 if n == 1 else s for n, s in zip(key_aval.shape, c_strides(key_aval.shape))]
+    key_flat = ctx.fresh()
+    ctx.emit(f"{key_flat} = np.empty({ctx.dim(math.prod(out_aval.shape))}, np.uint32)")
+    ctx.emit(f"K.strided_copy({ctx.flat(keys, key_aval)}, 0, {ctx.ints(key_strides)}, "
+             f"{ctx.ints(out_aval.shape)}, {key_flat})")
+  msg_flat = _broadcast_flat(ctx, msgs, msg_aval, shape)
+  out, flat = _new(ctx, out_aval)
+  ctx.emit(f"{ctx.function(fold_in_kernel)}({key_flat}, {msg_flat}, {flat})")
+  return ctx.result(out, out_aval)
+
+
+@kernel_jit
+def bits_kernel(keys, n, bit_width, partitionable, words, out):
+  """The n random values of bit_width bits of each key
+  (`prng.threefry_random_bits`); `words` is scratch for the legacy
+  algorithm's m = ceil(bit_width * n / 32) words of one key."""
+  m = words.size
+  mask = (np.uint64(1) << np.uint64(bit_width)) - np.uint64(1) if bit_width < 64 else \
+      np.uint64(0xFFFFFFFFFFFFFFFF)
+  per_word = 32 // bit_width if bit_width < 64 else 1
+  for key in range(keys.size // 2):
+    key1, key2 = keys[2 * key], keys[2 * key + 1]
+    base = n * key
+    if partitionable:
+      for j in range(n):
+        y1, y2 = threefry_pair(key1, key2, np.uint32(np.uint64(j) >> np.uint64(32)),
+                               np.uint32(np.uint64(j) & _MASK))
+        if bit_width == 64:
+          out[base + j] = (np.uint64(y1) << np.uint64(32)) | np.uint64(y2)
+        else:
+          out[base + j] = (np.uint64(y1) ^ np.uint64(y2)) & mask
+      continue
+    for t in range(m):
+      words[t] = legacy_word(key1, key2, t, m)
+    for j in range(n):
+      if bit_width == 64:
+        out[base + j] = (np.uint64(words[j]) << np.uint64(32)) | np.uint64(words[n + j])
+      else:
+        piece = np.uint64(bit_width * (j % per_word))
+        out[base + j] = (np.uint64(words[j // per_word]) >> piece) & mask
+
+
+@register(prng.random_bits_p)
+def _random_bits(ctx, keys, *, bit_width, shape):
+  (aval,), (out_aval,) = _physical(ctx)
+  n = math.prod(shape)
+  partitionable = bool(config.jax_threefry_partitionable)
+  m = 0 if partitionable else -(-bit_width * n // 32)
+  if m >= np.iinfo(np.uint32).max:
+    raise LoweringError(f"random_bits: the legacy threefry algorithm in blocks of 2**32 - 1 "
+                        f"counters ({n} values of {bit_width} bits) is not lowered")
+  out, flat = _new(ctx, out_aval)
+  ctx.emit(f"{ctx.function(bits_kernel)}({ctx.flat(keys, aval)}, {ctx.dim(n)}, {bit_width}, "
+           f"{partitionable}, np.empty({ctx.dim(m)}, np.uint32), {flat})")
+  return ctx.result(out, out_aval)
+
+
+@register(prng.random_wrap_p)
+def _random_wrap(ctx, data, *, impl):
+  return data
+
+
+@register(prng.random_unwrap_p)
+def _random_unwrap(ctx, keys):
+  return keys

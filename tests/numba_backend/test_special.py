@@ -1,0 +1,87 @@
+"""The numba backend's special functions agree with the reference rules bit for bit.
+
+Each test jits one program applying a family of primitives to the same
+operands, on the reference and on the numba backend (see test_elementwise.py).
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import refimpl as jax
+from refimpl import lax
+from conformance import strategies as cst
+from test_elementwise import check
+
+pytest.importorskip("numba")
+
+SETTINGS = settings(max_examples=20, deadline=None)
+
+FLOAT_DTYPES = [np.dtype(d) for d in cst.FLOAT_DTYPES] + [np.dtype(np.float64)]
+
+
+def floats(dtype, shape):
+  """Floats in the functions' interesting ranges, with 0, ±1, ±inf, NaN and huge values."""
+  width = 64 if dtype == np.float64 else 32
+  element = st.one_of(
+      st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -2.5, np.inf, -np.inf, np.nan, 1e5, 2e5]),
+      st.floats(-30, 30, width=width), st.floats(0, 200, width=width),
+      st.floats(width=width))
+  return cst.arrays(dtype, shape, elements=element)
+
+
+def unit_floats(dtype, shape):
+  """Floats in [-1.1, 1.1] (erf_inv's domain and beyond), with ±1 and NaN."""
+  width = 64 if dtype == np.float64 else 32
+  element = st.one_of(st.sampled_from([1.0, -1.0, 0.0, -0.0, np.nan, 0.9999, -0.5]),
+                      st.floats(-1.1, 1.1, width=width))
+  return cst.arrays(dtype, shape, elements=element)
+
+
+def run(dtype, fn):
+  if dtype == np.float64:
+    with jax.enable_x64():
+      return fn()
+  return fn()
+
+
+UNARY = {"lgamma": lax.lgamma, "digamma": lax.digamma, "bessel_i0e": lax.bessel_i0e,
+         "bessel_i1e": lax.bessel_i1e, "erf": lax.erf, "erfc": lax.erfc}
+
+BINARY = {"polygamma": lambda x, y: lax.polygamma(lax.floor(lax.abs(x)), y),
+          "zeta": lax.zeta, "igamma": lax.igamma, "igammac": lax.igammac,
+          "igamma_grad_a": lax.igamma_grad_a, "random_gamma_grad": lax.random_gamma_grad,
+          "betainc": lambda x, y: lax.betainc(lax.abs(x), lax.abs(y), lax.erfc(y) / 2)}
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@SETTINGS
+@given(data=st.data())
+def test_special_functions(dtype, data):
+  shape = data.draw(cst.shapes(max_dims=2))
+  x, y = data.draw(floats(dtype, shape)), data.draw(floats(dtype, shape))
+  u = data.draw(unit_floats(dtype, shape))
+  program = lambda x, y, u: ([f(x) for f in UNARY.values()] + [f(x, y) for f in BINARY.values()]
+                             + [lax.erf_inv(u)])
+  run(dtype, lambda: check(program, [*UNARY, *BINARY, "erf_inv"], x, y, u))
+
+
+def integers(dtype, shape):
+  info = np.iinfo(dtype)
+  element = st.one_of(st.sampled_from([int(info.min), int(info.max), 0, 1, -1 if info.min else 2]),
+                      st.integers(int(info.min), int(info.max)))
+  return cst.arrays(dtype, shape, elements=element)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(d) for d in cst.INT_DTYPES + [np.int64, np.uint64]],
+                         ids=str)
+@SETTINGS
+@given(data=st.data())
+def test_mulhi(dtype, data):
+  shape = data.draw(cst.shapes(max_dims=1))
+  x, y = data.draw(integers(dtype, shape)), data.draw(integers(dtype, shape))
+  if dtype.itemsize == 8:
+    with jax.enable_x64():
+      check(lambda x, y: [lax.mulhi(x, y)], ["mulhi"], x, y)
+  else:
+    check(lambda x, y: [lax.mulhi(x, y)], ["mulhi"], x, y)

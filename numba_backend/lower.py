@@ -38,6 +38,25 @@ class LoweringError(NotImplementedError):
 ELEMENTWISE_RULES = {}   # primitive -> scalar rule
 RULES = {}   # primitive -> rule
 
+KEY_RULES = {}
+"""primitive -> the rule of its equations on key arrays (key-typed
+operands or results), which it holds as their physical data: only these
+lower such equations."""
+
+
+def register_for_keys(*primitives):
+  def register_rule(rule):
+    for p in primitives:
+      KEY_RULES[p] = rule
+    return rule
+  return register_rule
+
+
+def on_keys(eqn):
+  """Whether the equation has key-typed (extended dtype) operands or results."""
+  return any(dtypes.is_extended(a.aval.dtype) for a in [*eqn.invars, *eqn.outvars])
+
+
 CALL = "call primitive"
 """The key in RULES of the rule of every call primitive
 (`Primitive.call_jaxpr_param`) that has no rule of its own."""
@@ -255,11 +274,14 @@ def lower_jaxpr(lowering, jaxpr, args):
       i = end
       continue
     eqn = eqns[i]
-    rule = RULES.get(eqn.primitive)
+    rule = (KEY_RULES if on_keys(eqn) else RULES).get(eqn.primitive)
     if rule is None and eqn.primitive.call_jaxpr_param is not None:
       rule = RULES.get(CALL)
     ctx = RuleContext(lowering, eqn)
     operands = [read(a) for a in eqn.invars]
+    if rule is None and on_keys(eqn):
+      raise LoweringError(f"the numba backend has no lowering for primitive "
+                          f"'{eqn.primitive.name}' on key arrays (in equation: {eqn})")
     if rule is None:
       scalar_rule = ELEMENTWISE_RULES.get(eqn.primitive)
       if scalar_rule is None:
@@ -324,7 +346,7 @@ def _last_reads(eqns, outvars):
 def _fusible(eqn):
   """The result shape of an elementwise equation a loop can evaluate (rank
   1 or more, operands of that shape or rank 0), else None."""
-  if eqn.primitive not in ELEMENTWISE_RULES or eqn.primitive in RULES:
+  if eqn.primitive not in ELEMENTWISE_RULES or eqn.primitive in RULES or on_keys(eqn):
     return None
   (out,) = eqn.outvars
   shape = out.aval.shape

@@ -8,7 +8,7 @@ from refimpl import ad_checkpoint, custom_derivatives, random
 from refimpl.lax import ad_util, elementwise
 from refimpl.lax.control_flow import solves
 from numba_backend.lower import CALL, ELEMENTWISE_RULES, lower_jaxpr, register, \
-    register_elementwise
+    register_elementwise, register_for_keys
 
 
 def inline(ctx, closed, operands):
@@ -28,6 +28,7 @@ def _call(ctx, *operands, **params):
 
 
 @register(ad_checkpoint.name_p, random.random_clone_p)
+@register_for_keys(ad_checkpoint.name_p, random.random_clone_p)
 def _identity(ctx, x, **params):
   return x
 
@@ -50,6 +51,7 @@ def _custom_lin(ctx, *args, **params):
 
 
 @register(solves.linear_solve_p)
+@register_for_keys(solves.linear_solve_p)
 def _linear_solve(ctx, *args, const_lengths, jaxprs):
   """`solve(*solve_consts, *b)`, as the reference runs it."""
   params, b = solves._split_linear_solve_args(args, const_lengths)

@@ -11,8 +11,8 @@ from refimpl.lax.control_flow.conditionals import cond_p
 from refimpl.lax.control_flow.loops import _split as split_scan_operands, scan_p
 from refimpl.lax.control_flow.while_loop import _split as split_while_operands, while_p
 from numba_backend.kernels import kernel_jit
-from numba_backend.lower import element_to_store, read_element, register, scalar_dtype, \
-    type_source
+from numba_backend.lower import element_to_store, read_element, register, \
+    register_for_keys, scalar_dtype, type_source
 from numba_backend.rules.calls import inline
 
 
@@ -35,6 +35,7 @@ def _variables(ctx, values, avals):
 
 
 @register(cond_p)
+@register_for_keys(cond_p)
 def _cond(ctx, index, *operands, branches):
   """Branch `clamp(index, 0, len(branches) - 1)` evaluated on the operands."""
   avals = ctx.avals_out
@@ -70,6 +71,7 @@ def mask_rows(pred, new, old, out):
 
 
 @register(while_p)
+@register_for_keys(while_p)
 def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   """carry = body(*bconsts, *carry) while cond(*cconsts, *carry) holds (a
   predicate with axes: while any element does, the rows where it is false
@@ -105,6 +107,7 @@ def store_row(dst, offset, src):
 
 
 @register(scan_p)
+@register_for_keys(scan_p)
 def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unroll,
           _split_transpose):
   """Iteration i (in order, or reversed) evaluates jaxpr(*consts, *carry,

@@ -16,7 +16,7 @@ import numpy as np
 from refimpl import core, dtypes
 from refimpl.callback import pure_callback_p
 from refimpl.debug import debug_callback_p
-from numba_backend.lower import register, scalar_dtype, storage_dtype
+from numba_backend.lower import register, register_for_keys, scalar_dtype, storage_dtype
 
 CALLBACKS = []
 """token -> (callback, operand avals, result avals, the primitive's rule)."""
@@ -86,10 +86,12 @@ def _lower_call(ctx, args, callback, out_avals, call):
 
 
 @register(pure_callback_p)
+@register_for_keys(pure_callback_p)
 def _pure_callback(ctx, *args, callback, result_avals, vmap_method):
   return _lower_call(ctx, args, callback, result_avals, _pure_call)
 
 
 @register(debug_callback_p)
+@register_for_keys(debug_callback_p)
 def _debug_callback(ctx, *args, callback):
   return _lower_call(ctx, args, callback, [], _debug_call)

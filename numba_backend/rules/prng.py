@@ -1,6 +1,9 @@
 """Lowering rules of the PRNG primitives (refimpl/prng.py; random_gamma of
 refimpl/random.py): Numba kernels computing the reference's bits. A key
-array is its physical data, uint32[*S, 2] (`core.physical_aval`).
+array is its physical data, uint32[*S, 2] (`core.physical_aval`); the
+shape, indexing and comparison primitives on key arrays are lowered as
+their rules on that data, with the key's axis appended (as JAX lowers
+them, `physical_element_aval`).
 
 `jax_threefry_partitionable` picks split's and random_bits' algorithm: the
 reference reads it when it evaluates the equation, under the tracing config
@@ -10,12 +13,12 @@ import math
 
 import numpy as np
 
-from refimpl import prng
+from refimpl import dtypes, prng
 from refimpl.config import config
 from refimpl.core import physical_aval
-from numba_backend import kernels as K
+from refimpl.lax import elementwise, indexing, shapes
 from numba_backend.kernels import c_strides, kernel_jit
-from numba_backend.lower import LoweringError, register
+from numba_backend.lower import RULES, LoweringError, register, register_for_keys
 
 _MASK = np.uint64(0xFFFFFFFF)
 _ROTATIONS = np.array(prng.ROTATIONS, np.uint64)
@@ -51,12 +54,13 @@ def _physical(ctx):
 
 
 def _broadcast_flat(ctx, x, aval, shape):
-  """A flat array of x broadcast to `shape` (x's rank 0 or equal, size-1
-  axes broadcasting); x's own flat view when it has that shape."""
+  """A flat array of x broadcast to `shape` (as NumPy broadcasts: missing
+  leading axes and size-1 axes broadcast); x's own flat view when it has
+  that shape."""
   if aval.shape == tuple(shape):
     return ctx.flat(x, aval)
-  strides = [0] * len(shape) if not aval.shape else \
-      [0 if n == 1 else s for n, s in zip(aval.shape, c_strides(aval.shape))]
+  padded = (1,) * (len(shape) - len(aval.shape)) + tuple(aval.shape)
+  strides = [0 if n == 1 else s for n, s in zip(padded, c_strides(padded))]
   out = ctx.fresh()
   ctx.emit(f"{out} = np.empty({ctx.dim(math.prod(shape))}, np.uint32)")
   ctx.emit(f"K.strided_copy({ctx.flat(x, aval)}, 0, {ctx.ints(strides)}, {ctx.ints(shape)}, {out})")
@@ -115,6 +119,7 @@ def seed_kernel(seeds, wide, out):
 
 
 @register(prng.random_seed_p)
+@register_for_keys(prng.random_seed_p)
 def _random_seed(ctx, seeds, *, impl):
   (aval,), (out_aval,) = _physical(ctx)
   out, flat = _new(ctx, out_aval)
@@ -141,6 +146,7 @@ def split_kernel(keys, n, partitionable, out):
 
 
 @register(prng.random_split_p)
+@register_for_keys(prng.random_split_p)
 def _random_split(ctx, keys, *, shape):
   (aval,), (out_aval,) = _physical(ctx)
   out, flat = _new(ctx, out_aval)
@@ -158,16 +164,11 @@ def fold_in_kernel(keys, msgs, out):
 
 
 @register(prng.random_fold_in_p)
+@register_for_keys(prng.random_fold_in_p)
 def _random_fold_in(ctx, keys, msgs):
   (key_aval, msg_aval), (out_aval,) = _physical(ctx)
   shape = out_aval.shape[:-1]
-  key_flat = ctx.flat(keys, key_aval)
-  if key_aval.shape != out_aval.shape:
-    key_strides = [0 if n == 1 else s for n, s in zip(key_aval.shape, c_strides(key_aval.shape))]
-    key_flat = ctx.fresh()
-    ctx.emit(f"{key_flat} = np.empty({ctx.dim(math.prod(out_aval.shape))}, np.uint32)")
-    ctx.emit(f"K.strided_copy({ctx.flat(keys, key_aval)}, 0, {ctx.ints(key_strides)}, "
-             f"{ctx.ints(out_aval.shape)}, {key_flat})")
+  key_flat = _broadcast_flat(ctx, keys, key_aval, out_aval.shape)
   msg_flat = _broadcast_flat(ctx, msgs, msg_aval, shape)
   out, flat = _new(ctx, out_aval)
   ctx.emit(f"{ctx.function(fold_in_kernel)}({key_flat}, {msg_flat}, {flat})")
@@ -206,6 +207,7 @@ def bits_kernel(keys, n, bit_width, partitionable, words, out):
 
 
 @register(prng.random_bits_p)
+@register_for_keys(prng.random_bits_p)
 def _random_bits(ctx, keys, *, bit_width, shape):
   (aval,), (out_aval,) = _physical(ctx)
   n = math.prod(shape)
@@ -221,10 +223,153 @@ def _random_bits(ctx, keys, *, bit_width, shape):
 
 
 @register(prng.random_wrap_p)
+@register_for_keys(prng.random_wrap_p)
 def _random_wrap(ctx, data, *, impl):
   return data
 
 
 @register(prng.random_unwrap_p)
+@register_for_keys(prng.random_unwrap_p)
 def _random_unwrap(ctx, keys):
   return keys
+
+
+# --- key arrays as their data ------------------------------------------------------
+
+def _on_data(primitive, physical_params):
+  """The key rule of `primitive`: its rule on the operands' data, with the
+  avals made physical and the params `physical_params(ctx, operands,
+  params, element_shape)` gives (operands and params)."""
+  def rule(ctx, *operands, **params):
+    (key_dtype,) = {a.dtype for a in [*ctx.avals_in, *ctx.avals_out] if dtypes.is_extended(a.dtype)}
+    operands, params = physical_params(ctx, list(operands), params, key_dtype.element_shape)
+    ctx.avals_in = [physical_aval(a) for a in ctx.avals_in]
+    ctx.avals_out = [physical_aval(a) for a in ctx.avals_out]
+    return RULES[primitive](ctx, *operands, **params)
+  register_for_keys(primitive)(rule)
+
+
+def _trailing(start, element_shape):
+  return tuple(range(start, start + len(element_shape)))
+
+
+def _same(ctx, operands, params, element_shape):
+  return operands, params
+
+
+for _p in (shapes.squeeze_p, shapes.rev_p, shapes.concatenate_p, shapes.split_p,
+           shapes.optimization_barrier_p):
+  _on_data(_p, _same)
+
+
+def _reshape_params(ctx, operands, params, e):
+  dimensions = params["dimensions"]
+  if dimensions is not None:
+    dimensions = (*dimensions, *_trailing(len(dimensions), e))
+  return operands, dict(params, new_sizes=(*params["new_sizes"], *e), dimensions=dimensions)
+
+
+def _broadcast_in_dim_params(ctx, operands, params, e):
+  shape = params["shape"]
+  return operands, dict(params, shape=(*shape, *e), broadcast_dimensions=(
+      *params["broadcast_dimensions"], *_trailing(len(shape), e)))
+
+
+def _transpose_params(ctx, operands, params, e):
+  permutation = params["permutation"]
+  return operands, dict(permutation=(*permutation, *_trailing(len(permutation), e)))
+
+
+def _slice_params(ctx, operands, params, e):
+  strides = params["strides"]
+  return operands, dict(start_indices=(*params["start_indices"], *(0 for _ in e)),
+                        limit_indices=(*params["limit_indices"], *e),
+                        strides=None if strides is None else (*strides, *(1 for _ in e)))
+
+
+def _zero_indices(ctx, e):
+  dtype = ctx.avals_in[-1].dtype
+  return [ctx.lowering.const(0, dtype) for _ in e]
+
+
+def _dynamic_slice_params(ctx, operands, params, e):
+  return [*operands, *_zero_indices(ctx, e)], dict(slice_sizes=(*params["slice_sizes"], *e))
+
+
+def _dynamic_update_slice_params(ctx, operands, params, e):
+  return [*operands, *_zero_indices(ctx, e)], params
+
+
+def _gather_params(ctx, operands, params, e):
+  if params["mode"] == indexing.GatherScatterMode.FILL_OR_DROP:
+    raise LoweringError("gather: mode FILL_OR_DROP on key arrays is not lowered")
+  dnums = params["dimension_numbers"]
+  offset_dims = (*dnums.offset_dims, *_trailing(len(ctx.avals_out[0].shape), e))
+  return operands, dict(params, dimension_numbers=dnums._replace(offset_dims=offset_dims),
+                        slice_sizes=(*params["slice_sizes"], *e))
+
+
+_on_data(shapes.reshape_p, _reshape_params)
+_on_data(shapes.broadcast_in_dim_p, _broadcast_in_dim_params)
+_on_data(shapes.transpose_p, _transpose_params)
+_on_data(indexing.slice_p, _slice_params)
+_on_data(indexing.dynamic_slice_p, _dynamic_slice_params)
+_on_data(indexing.dynamic_update_slice_p, _dynamic_update_slice_params)
+_on_data(indexing.gather_p, _gather_params)
+
+
+@register_for_keys(elementwise.copy_p)
+def _copy_keys(ctx, x):
+  return x
+
+
+@kernel_jit
+def select_words(which, j, last, case, words, out):
+  """out's words of element k are case's where clamp(which[k], 0, last) == j
+  (a one-element `which` for every element)."""
+  for k in range(out.size // words):
+    w = min(max(np.int64(which[k if which.size != 1 else 0]), 0), last)
+    if w == j:
+      for e in range(words):
+        out[k * words + e] = case[k * words + e]
+
+
+@register_for_keys(elementwise.select_n_p)
+def _select_n_keys(ctx, which, *cases):
+  which_aval, *case_avals = ctx.avals_in
+  out_aval = physical_aval(ctx.avals_out[0])
+  words = ctx.dim(math.prod(out_aval.shape[len(ctx.avals_out[0].shape):]))
+  out, flat = _new(ctx, out_aval)
+  for j, (case, aval) in enumerate(zip(cases, case_avals)):
+    ctx.emit(f"{ctx.function(select_words)}({ctx.flat(which, which_aval)}, {j}, "
+             f"{len(cases) - 1}, {ctx.flat(case, physical_aval(aval))}, {words}, {flat})")
+  return ctx.result(out, out_aval)
+
+
+@kernel_jit
+def equal_words(x, y, words, equal, out):
+  """out[k] = whether all the words of keys k of x and y are equal (`equal`),
+  or not all (not `equal`)."""
+  for k in range(out.size):
+    same = True
+    for e in range(words):
+      same = same and x[k * words + e] == y[k * words + e]
+    out[k] = same == equal
+
+
+def _compare_keys(equal):
+  def rule(ctx, x, y):
+    x_aval, y_aval = (physical_aval(a) for a in ctx.avals_in)
+    (out_aval,) = ctx.avals_out
+    key_shape = out_aval.shape + x_aval.shape[len(ctx.avals_in[0].shape):]
+    words = ctx.dim(math.prod(key_shape[len(out_aval.shape):]))
+    out = ctx.empty(out_aval)
+    ctx.emit(f"{ctx.function(equal_words)}({_broadcast_flat(ctx, x, x_aval, key_shape)}, "
+             f"{_broadcast_flat(ctx, y, y_aval, key_shape)}, {words}, {equal}, "
+             f"{ctx.flat(out, out_aval) if out_aval.shape else out + '.reshape(1)'})")
+    return ctx.result(out, out_aval)
+  return rule
+
+
+register_for_keys(elementwise.eq_p)(_compare_keys(True))
+register_for_keys(elementwise.ne_p)(_compare_keys(False))

@@ -1,0 +1,431 @@
+"""Lowering rules of the reductions (refimpl/lax/reductions.py): reduce_sum,
+prod, max, min, and, or, xor, argmax, argmin, the generic reduce and the
+cumulative reductions.
+
+A reduction moves its operand's reduced axes last (a strided copy when they
+are not), so that each result element reduces one contiguous row, and calls
+a kernel compiled once per dtype. Sums and products accumulate in the
+reference's dtype (float64, complex128, 64-bit integers) and are rounded
+once; 16-bit floats are widened to float32 first (exactly).
+
+Sums follow NumPy's order, so that float sums match the reference bit for
+bit: NumPy iterates the C-contiguous operand with its adjacent reduced (and
+kept) axes merged; when the innermost merged axis is reduced, each run of
+it is summed pairwise (`_pairwise`, NumPy's pairwise_sum) and the runs are
+added in order, otherwise the elements are added one at a time.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+from refimpl import dtypes
+from refimpl.lax import reductions as lax
+from refimpl.lax.rules import accumulation_dtype, max_identity, min_identity
+from numba_backend import scalars as S
+from numba_backend.kernels import c_strides, kernel_jit
+from numba_backend.lower import (LoweringError, cast, element_to_store, lower_jaxpr, read_element,
+                                 register, scalar_dtype, storage_dtype, type_source)
+
+_SIXTEEN_BIT = (np.dtype(np.float16), dtypes.bfloat16)
+
+
+# --- kernels -----------------------------------------------------------------------------
+
+@numba.njit(cache=True, error_model="numpy")
+def _pairwise(x, start, n, zero):
+  """NumPy's pairwise_sum of x[start:start + n], accumulated from `zero`'s type."""
+  if n < 8:
+    res = zero
+    for i in range(start, start + n):
+      res += x[i]
+    return res
+  if n <= 128:
+    r0, r1, r2, r3 = zero + x[start], zero + x[start + 1], zero + x[start + 2], zero + x[start + 3]
+    r4, r5, r6, r7 = zero + x[start + 4], zero + x[start + 5], zero + x[start + 6], zero + x[start + 7]
+    i = 8
+    while i < n - n % 8:
+      r0 += x[start + i]
+      r1 += x[start + i + 1]
+      r2 += x[start + i + 2]
+      r3 += x[start + i + 3]
+      r4 += x[start + i + 4]
+      r5 += x[start + i + 5]
+      r6 += x[start + i + 6]
+      r7 += x[start + i + 7]
+      i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+      res += x[start + i]
+      i += 1
+    return res
+  n2 = n // 2
+  n2 -= n2 % 8
+  return _pairwise(x, start, n2, zero) + _pairwise(x, start + n2, n - n2, zero)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _pairwise_complex(x, start, n, zero):
+  """NumPy's complex pairwise_sum of x[start:start + n] (it counts 2n reals:
+  4 complex accumulators, blocks of 64)."""
+  if n < 4:
+    res = zero
+    for i in range(start, start + n):
+      res += x[i]
+    return res
+  if n <= 64:
+    r0, r1, r2, r3 = zero + x[start], zero + x[start + 1], zero + x[start + 2], zero + x[start + 3]
+    i = 4
+    while i < n - n % 4:
+      r0 += x[start + i]
+      r1 += x[start + i + 1]
+      r2 += x[start + i + 2]
+      r3 += x[start + i + 3]
+      i += 4
+    res = (r0 + r1) + (r2 + r3)
+    while i < n:
+      res += x[start + i]
+      i += 1
+    return res
+  n2 = n - n % 8   # NumPy's split of 2n reals: n - (n % 8) reals, n2 / 2 complex
+  n2 //= 2
+  return _pairwise_complex(x, start, n2, zero) + _pairwise_complex(x, start + n2, n - n2, zero)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def sum_rows(x, size, run, zero, pairwise, out):
+  """out[i] = the sum of row i of x (rows of `size`) in NumPy's order: runs
+  of `run` elements summed by `pairwise`, then added in order (run 0: one
+  element at a time), accumulated from `zero` (of the accumulation type)."""
+  for i in range(out.size):
+    acc = zero
+    start = i * size
+    if run == 0:
+      for j in range(start, start + size):
+        acc = acc + x[j]
+    else:
+      for b in range(start, start + size, run):
+        acc += pairwise(x, b, run, zero)
+    out[i] = acc
+
+
+@numba.njit(cache=True, error_model="numpy")
+def fold_rows(x, size, init, combine, out):
+  """out[i] = row i of x (rows of `size`) folded from `init` by `combine`, in order."""
+  for i in range(out.size):
+    acc = init
+    for j in range(i * size, (i + 1) * size):
+      acc = combine(acc, x[j])
+    out[i] = acc
+
+
+@numba.njit(cache=True, error_model="numpy")
+def add(x, y):
+  return x + y
+
+
+@numba.njit(cache=True, error_model="numpy")
+def multiply(x, y):
+  return x * y
+
+
+@numba.njit(cache=True, error_model="numpy")
+def bitwise_and(x, y):
+  return x & y
+
+
+@numba.njit(cache=True, error_model="numpy")
+def bitwise_or(x, y):
+  return x | y
+
+
+@numba.njit(cache=True, error_model="numpy")
+def bitwise_xor(x, y):
+  return x ^ y
+
+
+@numba.njit(cache=True, error_model="numpy")
+def logaddexp(x, y):
+  """NumPy's logaddexp of float64s."""
+  if x == y:
+    return x + 0.693147180559945309417232121458176568
+  d = x - y
+  if d > 0:
+    return x + np.log1p(np.exp(-d))
+  if d <= 0:
+    return y + np.log1p(np.exp(d))
+  return d
+
+
+@numba.njit(cache=True, error_model="numpy")
+def greater(x, y):
+  """x > y, a NaN x above every y that is not NaN (argmax's order)."""
+  if y != y:
+    return False
+  return x != x or x > y
+
+
+@numba.njit(cache=True, error_model="numpy")
+def less(x, y):
+  """x < y, a NaN x below every y that is not NaN (argmin's order)."""
+  if y != y:
+    return False
+  return x != x or x < y
+
+
+@numba.njit(cache=True, error_model="numpy")
+def complex_greater(x, y):
+  if S._complex_has_nan(y):
+    return False
+  return S._complex_has_nan(x) or S._complex_greater(x, y)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def complex_less(x, y):
+  if S._complex_has_nan(y):
+    return False
+  return S._complex_has_nan(x) or S._complex_greater(y, x)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def arg_best(x, outer, n, inner, beats, out):
+  """out[o * inner + k] = the first index j along the middle axis of x
+  (outer, n, inner) whose element no later element `beats` (strictly)."""
+  for o in range(outer):
+    for k in range(inner):
+      base = o * n * inner + k
+      best, best_value = 0, x[base]
+      for j in range(1, n):
+        value = x[base + j * inner]
+        if beats(value, best_value):
+          best, best_value = j, value
+      out[o * inner + k] = best
+
+
+@numba.njit(cache=True, error_model="numpy")
+def cumulative(x, outer, n, inner, reverse, zero, combine, out):
+  """The running fold by `combine` of x (outer, n, inner) along its middle
+  axis (from the end when `reverse`), each element first converted to the
+  type of `zero` (the accumulator's)."""
+  for o in range(outer):
+    for k in range(inner):
+      base = o * n * inner + k
+      acc = zero
+      for t in range(n):
+        p = base + (n - 1 - t if reverse else t) * inner
+        acc = x[p] if t == 0 else combine(acc, x[p])
+        out[p] = acc
+
+
+@numba.njit(cache=True, error_model="numpy")
+def f16_values(bits, out):
+  for i in range(out.size):
+    out[i] = S.f16_value(bits[i])
+
+
+@numba.njit(cache=True, error_model="numpy")
+def bf16_values(bits, out):
+  for i in range(out.size):
+    out[i] = S.bf16_value(bits[i])
+
+
+# --- rules -------------------------------------------------------------------------------
+
+def _values(ctx, flat, dtype, size):
+  """`flat` (a flat array of `dtype`'s storage) as values: 16-bit floats widened to float32."""
+  if np.dtype(dtype) not in _SIXTEEN_BIT:
+    return flat
+  name = ctx.fresh()
+  ctx.emit(f"{name} = np.empty({ctx.dim(size)}, np.float32)")
+  widen = f16_values if np.dtype(dtype) == np.float16 else bf16_values
+  ctx.emit(f"{ctx.function(widen)}({flat}, {name})")
+  return name
+
+
+def _rows(ctx, x, aval, axes):
+  """A flat array of x's elements with the `axes` moved last (row-major), in
+  storage, and the length of a row."""
+  kept = [d for d in range(aval.ndim) if d not in axes]
+  order = kept + sorted(axes)
+  size = math.prod(aval.shape[d] for d in axes)
+  flat = ctx.flat(x, aval)
+  if order != sorted(order) and math.prod(aval.shape):
+    strides = c_strides(aval.shape)
+    rows = ctx.fresh()
+    ctx.emit(f"{rows} = np.empty({ctx.dim(math.prod(aval.shape))}, "
+             f"{type_source(storage_dtype(aval.dtype))})")
+    ctx.emit(f"K.strided_copy({flat}, {ctx.dim(0)}, {ctx.ints(strides[d] for d in order)}, "
+             f"{ctx.ints(aval.shape[d] for d in order)}, {rows})")
+    flat = rows
+  return flat, size
+
+
+def _new(ctx, size, dtype):
+  name = ctx.fresh()
+  ctx.emit(f"{name} = np.empty({ctx.dim(size)}, {type_source(dtype)})")
+  return name
+
+
+def _store(ctx, acc, acc_dtype, out_aval):
+  """The value of `out_aval` whose elements are the flat array `acc` (of
+  `acc_dtype`) rounded to its dtype."""
+  dtype = out_aval.dtype
+  if np.dtype(acc_dtype) != storage_dtype(dtype) or np.dtype(dtype) in _SIXTEEN_BIT:
+    size = math.prod(out_aval.shape)
+    out, k = _new(ctx, size, storage_dtype(dtype)), ctx.fresh("k")
+    with ctx.lowering.block(f"for {k} in range({ctx.dim(size)}):"):
+      ctx.emit(f"{out}[{k}] = {element_to_store(cast(f'{acc}[{k}]', dtype), dtype)}")
+    acc = out
+  return ctx.result(acc, out_aval)
+
+
+def _run(shape, axes):
+  """The length of the runs NumPy sums pairwise when reducing a C-contiguous
+  array of `shape` over `axes` (0: none, it adds one element at a time)."""
+  run = 0
+  for d in reversed(range(len(shape))):
+    if shape[d] == 1:
+      continue
+    if d not in axes:
+      break
+    run = max(run, 1) * shape[d]
+  return run
+
+
+@register(lax.reduce_sum_p)
+def _reduce_sum(ctx, x, *, axes):
+  (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+  rows, size = _rows(ctx, x, aval, axes)
+  rows = _values(ctx, rows, aval.dtype, math.prod(aval.shape))
+  acc_dtype = accumulation_dtype(aval.dtype)
+  acc = _new(ctx, math.prod(out_aval.shape), acc_dtype)
+  pairwise = _pairwise_complex if dtypes.is_complex(aval.dtype) else _pairwise
+  ctx.emit(f"{ctx.function(sum_rows)}({rows}, {ctx.dim(size)}, {ctx.dim(_run(aval.shape, axes))}, "
+           f"{ctx.lowering.const(0, acc_dtype)}, {ctx.function(pairwise)}, {acc})")
+  return _store(ctx, acc, acc_dtype, out_aval)
+
+
+def _fold(ctx, x, axes, acc_dtype, init, combine):
+  """The reduction of x over `axes` folding each row from `init` by `combine`."""
+  (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+  rows, size = _rows(ctx, x, aval, axes)
+  rows = _values(ctx, rows, aval.dtype, math.prod(aval.shape))
+  acc = _new(ctx, math.prod(out_aval.shape), acc_dtype)
+  ctx.emit(f"{ctx.function(fold_rows)}({rows}, {ctx.dim(size)}, "
+           f"{ctx.lowering.const(init, acc_dtype)}, {combine}, {acc})")
+  return _store(ctx, acc, acc_dtype, out_aval)
+
+
+@register(lax.reduce_prod_p)
+def _reduce_prod(ctx, x, *, axes):
+  acc_dtype = accumulation_dtype(ctx.avals_in[0].dtype)
+  return _fold(ctx, x, axes, acc_dtype, 1, ctx.function(multiply))
+
+
+def _extremum(largest):
+  def rule(ctx, x, *, axes):
+    dtype = ctx.avals_in[0].dtype
+    complex_ = dtypes.is_complex(dtype)
+    combine = (S.complex_max if complex_ else S.nan_max) if largest else \
+        (S.complex_min if complex_ else S.nan_min)
+    init = (max_identity if largest else min_identity)(dtype)
+    return _fold(ctx, x, axes, scalar_dtype(dtype), init, ctx.function(combine))
+  return rule
+
+
+register(lax.reduce_max_p)(_extremum(True))
+register(lax.reduce_min_p)(_extremum(False))
+
+
+def _bitwise(combine, identity):
+  def rule(ctx, x, *, axes):
+    dtype = ctx.avals_in[0].dtype
+    return _fold(ctx, x, axes, dtype, np.array(identity).astype(dtype), ctx.function(combine))
+  return rule
+
+
+register(lax.reduce_and_p)(_bitwise(bitwise_and, -1))
+register(lax.reduce_or_p)(_bitwise(bitwise_or, 0))
+register(lax.reduce_xor_p)(_bitwise(bitwise_xor, 0))
+
+
+def _along(aval, axis):
+  """(outer, n, inner): the sizes before, along and after `axis`."""
+  return (math.prod(aval.shape[:axis]), aval.shape[axis], math.prod(aval.shape[axis + 1:]))
+
+
+def _arg_extremum(largest):
+  def rule(ctx, x, *, axes, index_dtype):
+    (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+    values = _values(ctx, ctx.flat(x, aval), aval.dtype, math.prod(aval.shape))
+    complex_ = dtypes.is_complex(aval.dtype)
+    beats = (complex_greater if complex_ else greater) if largest else \
+        (complex_less if complex_ else less)
+    out = _new(ctx, math.prod(out_aval.shape), np.int64)
+    ctx.emit(f"{ctx.function(arg_best)}({values}, {', '.join(map(ctx.dim, _along(aval, axes[0])))}, "
+             f"{ctx.function(beats)}, {out})")
+    return _store(ctx, out, np.int64, out_aval)
+  return rule
+
+
+register(lax.argmax_p)(_arg_extremum(True))
+register(lax.argmin_p)(_arg_extremum(False))
+
+
+def _cumulative(acc_dtype, combine):
+  def rule(ctx, x, *, axis, reverse):
+    (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+    size = math.prod(aval.shape)
+    values = _values(ctx, ctx.flat(x, aval), aval.dtype, size)
+    dtype = acc_dtype(aval.dtype)
+    out = _new(ctx, size, dtype)
+    ctx.emit(f"{ctx.function(cumulative)}({values}, {', '.join(map(ctx.dim, _along(aval, axis)))}, "
+             f"{bool(reverse)}, {ctx.lowering.const(0, dtype)}, "
+             f"{ctx.function(combine(aval.dtype))}, {out})")
+    return _store(ctx, out, dtype, out_aval)
+  return rule
+
+
+register(lax.cumsum_p)(_cumulative(accumulation_dtype, lambda dtype: add))
+register(lax.cumprod_p)(_cumulative(accumulation_dtype, lambda dtype: multiply))
+register(lax.cummax_p)(_cumulative(
+    scalar_dtype, lambda dtype: S.complex_max if dtypes.is_complex(dtype) else S.nan_max))
+register(lax.cummin_p)(_cumulative(
+    scalar_dtype, lambda dtype: S.complex_min if dtypes.is_complex(dtype) else S.nan_min))
+register(lax.cumlogsumexp_p)(_cumulative(lambda dtype: np.dtype(np.float64),
+                                         lambda dtype: logaddexp))
+
+
+@register(lax.reduce_p)
+def _reduce(ctx, *operands_and_inits, jaxpr, dimensions):
+  """A loop over the result elements folding their rows by the computation,
+  its jaxpr lowered inline on scalars (the reference's left fold)."""
+  n = len(operands_and_inits) // 2
+  operands, inits = operands_and_inits[:n], operands_and_inits[n:]
+  avals, out_avals = ctx.avals_in[:n], ctx.avals_out
+  consts = []
+  for c in jaxpr.consts:
+    if np.ndim(c):
+      raise LoweringError("the numba backend lowers reduce only with scalar constants "
+                          "in its computation")
+    consts.append(ctx.lowering.const(c, np.asarray(c).dtype))
+  rows = [_rows(ctx, x, aval, dimensions) for x, aval in zip(operands, avals)]
+  size = ctx.dim(rows[0][1])
+  outs = [_new(ctx, math.prod(a.shape), storage_dtype(a.dtype)) for a in out_avals]
+  i, j = ctx.fresh("i"), ctx.fresh("j")
+  with ctx.lowering.block(f"for {i} in range({ctx.dim(math.prod(out_avals[0].shape))}):"):
+    acc = [ctx.fresh("acc") for _ in range(n)]
+    for a, init in zip(acc, inits):
+      ctx.emit(f"{a} = {init}")
+    with ctx.lowering.block(f"for {j} in range({size}):"):
+      elements = []
+      for (row, _), aval in zip(rows, avals):
+        e = ctx.fresh("e")
+        ctx.emit(f"{e} = {read_element(f'{row}[{i} * {size} + {j}]', aval.dtype)}")
+        elements.append(e)
+      new = lower_jaxpr(ctx.lowering, jaxpr.jaxpr, [*consts, *acc, *elements])
+      ctx.emit(f"{''.join(a + ', ' for a in acc)}= {''.join(v + ', ' for v in new)}")
+    for out, a, aval in zip(outs, acc, out_avals):
+      ctx.emit(f"{out}[{i}] = {element_to_store(a, aval.dtype)}")
+  return [ctx.result(out, aval) for out, aval in zip(outs, out_avals)]

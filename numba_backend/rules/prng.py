@@ -1,5 +1,5 @@
-"""Lowering rules of the PRNG primitives (refimpl/prng.py; random_gamma of
-refimpl/random.py): Numba kernels computing the reference's bits. A key
+"""Lowering rules of the PRNG primitives (refimpl/prng.py): Numba kernels computing the reference's bits;
+random_gamma (refimpl/random.py) as the program of the reference's sampler. A key
 array is its physical data, uint32[*S, 2] (`core.physical_aval`); the
 shape, indexing and comparison primitives on key arrays are lowered as
 their rules on that data, with the key's axis appended (as JAX lowers
@@ -9,16 +9,20 @@ them, `physical_element_aval`).
 reference reads it when it evaluates the equation, under the tracing config
 that jit's cache key includes, so the lowering reads it when compiling."""
 
+import functools
 import math
 
 import numpy as np
 
-from refimpl import dtypes, prng
+import refimpl
+from refimpl import dtypes, prng, random
+from refimpl.vectorize import vmap
 from refimpl.config import config
 from refimpl.core import physical_aval
 from refimpl.lax import elementwise, indexing, shapes
 from numba_backend.kernels import c_strides, kernel_jit
 from numba_backend.lower import RULES, LoweringError, register, register_for_keys
+from numba_backend.rules.calls import inline
 
 _MASK = np.uint64(0xFFFFFFFF)
 _ROTATIONS = np.array(prng.ROTATIONS, np.uint64)
@@ -220,6 +224,35 @@ def _random_bits(ctx, keys, *, bit_width, shape):
   ctx.emit(f"{ctx.function(bits_kernel)}({ctx.flat(keys, aval)}, {ctx.dim(n)}, {bit_width}, "
            f"{partitionable}, np.empty({ctx.dim(m)}, np.uint32), {flat})")
   return ctx.result(out, out_aval)
+
+
+@functools.lru_cache(maxsize=None)
+def _gamma_program(keys_aval, a_aval, log_space):
+  """The ClosedJaxpr of `random._random_gamma_impl` on (keys, a): each key
+  split into one key per element of a under it, and element i drawn by
+  `random._gamma_one` (Marsaglia-Tsang, its rejection loops as `while`s),
+  vectorized with vmap as the reference runs it."""
+  count = math.prod(a_aval.shape[len(keys_aval.shape):])
+
+  def sample(keys, a):
+    keys = vmap(lambda k: random._split(k, count))(keys.reshape(-1))
+    samples = vmap(lambda k, x: random._gamma_one(k, x, log_space))(keys.reshape(-1),
+                                                                    a.reshape(-1))
+    return samples.reshape(a.shape)
+
+  return refimpl.make_jaxpr(sample)(refimpl.ShapeDtypeStruct(keys_aval.shape, keys_aval.dtype),
+                                    refimpl.ShapeDtypeStruct(a_aval.shape, a_aval.dtype))
+
+
+@register(random.random_gamma_p)
+@register_for_keys(random.random_gamma_p)
+def _random_gamma(ctx, keys, a, *, log_space):
+  keys_aval, a_aval = ctx.avals_in
+  if not math.prod(a_aval.shape):
+    return ctx.empty(a_aval)
+  (out,) = inline(ctx, _gamma_program(keys_aval.update(weak_type=False),
+                                      a_aval.update(weak_type=False), log_space), [keys, a])
+  return out
 
 
 @register(prng.random_wrap_p)

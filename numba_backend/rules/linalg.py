@@ -17,7 +17,8 @@ from refimpl import dtypes
 from refimpl.lax import linalg as lax
 from refimpl.lax.rules import contraction_dtype
 from numba_backend.kernels import c_strides, kernel_jit
-from numba_backend.lower import cast, element_to_store, read_element, register, storage_dtype, type_source
+from numba_backend.lower import (LoweringError, cast, element_to_store, read_element, register,
+                                 storage_dtype, type_source)
 
 _ROWS, _COLUMNS = 128, 256   # the (k, j) block of the right operand kept in cache
 
@@ -46,21 +47,17 @@ def batched_matmul(a, b, out, sizes):
 def operand(ctx, x, aval, permutation, compute):
   """A flat C-contiguous array of `compute` holding `x` transposed by `permutation`."""
   size = ctx.dim(math.prod(aval.shape))
-  permuted = tuple(aval.shape[i] for i in permutation)
-  identity = tuple(permutation) == tuple(range(len(permutation)))
   dtype = np.dtype(aval.dtype)
-  if identity and storage_dtype(dtype) == compute:
-    return ctx.flat(x, aval)
-  source = ctx.flat(x, aval)
-  staged = storage_dtype(dtype) if dtype in (dtypes.float16, dtypes.bfloat16) else compute   # strided_copy casts
-  if not identity:
-    moved = ctx.fresh()
-    strides = c_strides(aval.shape)
-    ctx.emit(f"{moved} = np.empty({size}, {type_source(staged)})")
+  source, held = ctx.flat(x, aval), storage_dtype(dtype)
+  if tuple(permutation) != tuple(range(len(permutation))):
+    if dtype not in (dtypes.float16, dtypes.bfloat16):
+      held = compute   # strided_copy converts as it copies
+    moved, strides = ctx.fresh(), c_strides(aval.shape)
+    ctx.emit(f"{moved} = np.empty({size}, {type_source(held)})")
     ctx.emit(f"K.strided_copy({source}, 0, {ctx.ints([strides[i] for i in permutation])}, "
-             f"{ctx.ints(permuted)}, {moved})")
+             f"{ctx.ints([aval.shape[i] for i in permutation])}, {moved})")
     source = moved
-  if staged == compute:
+  if held == compute:
     return source
   converted, k = ctx.fresh(), ctx.fresh("k")
   ctx.emit(f"{converted} = np.empty({size}, {type_source(compute)})")
@@ -99,3 +96,58 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
   ctx.emit(f"{out} = np.zeros({ctx.dim(math.prod(out_aval.shape))}, {type_source(compute)})")
   ctx.emit(f"{ctx.function(batched_matmul)}({a}, {b}, {out}, {ctx.ints(sizes)})")
   return from_compute(ctx, out, compute, out_aval)
+
+
+# --- the decompositions: a host call (interim) -------------------------------------------
+#
+# The matrix decompositions and solvers run the reference rule on the host,
+# from the compiled program (`numba.objmode`): their results are the
+# reference's exactly. This is an interim lowering until they are ported to
+# Numba (numba's own np.linalg would need SciPy's LAPACK, which the project
+# does not depend on); docs/backends.md lists them.
+
+_HOST = (lax.cholesky_p, lax.eig_p, lax.eigh_p, lax.geqrf_p, lax.householder_product_p,
+         lax.lu_p, lax.lu_pivots_to_permutation_p, lax.qr_p, lax.svd_p,
+         lax.triangular_solve_p, lax.tridiagonal_solve_p)
+
+_host_calls = []   # (primitive, params, dtypes in, dtypes out), by the index a program passes
+_host_indices = {}   # the source of an entry of _host_calls -> its index
+
+
+def host_call(index, *args):
+  """The results of the equation registered at `index` on the arrays `args`
+  (storage dtypes, as the program holds them), by its reference rule; as
+  C-contiguous arrays of their storage dtypes."""
+  primitive, params, dtypes_in, dtypes_out = _host_calls[int(index)]
+  outs = primitive.impl(*[np.asarray(x).view(t) for x, t in zip(args, dtypes_in)], **params)
+  if not primitive.multiple_results:
+    outs = [outs]
+  return tuple(np.ascontiguousarray(np.asarray(out, t)).view(storage_dtype(t))
+               for out, t in zip(outs, dtypes_out))
+
+
+def _array_type(aval):
+  """The Numba type of an array value of `aval` in a program, as source."""
+  dtype = storage_dtype(dtypes.numpy_dtype(aval.dtype))
+  name = "boolean" if dtype == np.bool_ else dtype.name
+  return f"{name}[{', '.join([':'] * (aval.ndim - 1) + ['::1'])}]"
+
+
+@register(*_HOST)
+def _host(ctx, *operands, **params):
+  primitive = ctx.eqn.primitive
+  for aval in [*ctx.avals_in, *ctx.avals_out]:
+    if not aval.shape:
+      raise LoweringError(f"the numba backend lowers '{primitive.name}' for arrays only")
+  call = (primitive, params, [dtypes.numpy_dtype(a.dtype) for a in ctx.avals_in],
+          [dtypes.numpy_dtype(a.dtype) for a in ctx.avals_out])
+  index = _host_indices.setdefault(repr(call), len(_host_calls))
+  if index == len(_host_calls):
+    _host_calls.append(call)
+  index = ctx.dim(index)
+  results, outs = ctx.fresh(), [ctx.fresh() for _ in ctx.avals_out]
+  types = ", ".join(_array_type(a) for a in ctx.avals_out)
+  with ctx.lowering.block(f'with numba.objmode({results}="Tuple(({types},))"):'):
+    ctx.emit(f"{results} = {ctx.function(host_call)}({index}, {', '.join(operands)})")
+  ctx.emit(f"{', '.join(outs)}, = {results}")   # read after the block, as objmode requires
+  return outs if primitive.multiple_results else outs[0]

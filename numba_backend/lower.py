@@ -254,9 +254,10 @@ class RuleContext:
 
 # --- lowering a jaxpr ---------------------------------------------------------------------
 
-def lower_jaxpr(lowering, jaxpr, args):
+def lower_jaxpr(lowering, jaxpr, args, contract=True):
   """Writes the statements evaluating `jaxpr` on the values named `args`
-  (constvars first, then invars); returns the names of its outputs."""
+  (constvars first, then invars); returns the names of its outputs.
+  `contract=False` evaluates its products unfused (as `eval_jaxpr` does)."""
   env = dict(zip([*jaxpr.constvars, *jaxpr.invars], args))
 
   def read(atom):
@@ -264,7 +265,7 @@ def lower_jaxpr(lowering, jaxpr, args):
       return lowering.const(atom.val, atom.aval.dtype)
     return env[atom]
 
-  eqns = _contracted(jaxpr)
+  eqns = _contracted(jaxpr) if contract else jaxpr.eqns
   last_read = _last_reads(eqns, jaxpr.outvars)
   i = 0
   while i < len(eqns):

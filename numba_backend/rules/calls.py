@@ -11,12 +11,13 @@ from numba_backend.lower import CALL, ELEMENTWISE_RULES, lower_jaxpr, register, 
     register_elementwise, register_for_keys
 
 
-def inline(ctx, closed, operands):
+def inline(ctx, closed, operands, contract=True):
   """The names of the outputs of the ClosedJaxpr `closed` evaluated on the
-  values named `operands`, its statements written in place (its consts
-  passed to the program at run time)."""
+  values named `operands` (as `run_jaxpr` does; `contract=False`: as
+  `eval_jaxpr` does), its statements written in place (its consts passed to
+  the program at run time)."""
   consts = [ctx.lowering.array(c, v.aval) for c, v in zip(closed.consts, closed.jaxpr.constvars)]
-  return lower_jaxpr(ctx.lowering, closed.jaxpr, [*consts, *operands])
+  return lower_jaxpr(ctx.lowering, closed.jaxpr, [*consts, *operands], contract)
 
 
 @register(CALL)
@@ -25,6 +26,14 @@ def _call(ctx, *operands, **params):
   ClosedJaxpr (`Primitive.call_jaxpr_param`)."""
   outs = inline(ctx, params[ctx.eqn.primitive.call_jaxpr_param], operands)
   return outs if ctx.eqn.primitive.multiple_results else outs[0]
+
+
+@register(ad_checkpoint.checkpoint_p)
+@register_for_keys(ad_checkpoint.checkpoint_p)
+def _checkpoint(ctx, *operands, jaxpr, **params):
+  """The reference evaluates a checkpoint's jaxpr with `eval_jaxpr`, which
+  contracts no multiply-add (XLA, inlining it, would)."""
+  return inline(ctx, jaxpr, operands, contract=False)
 
 
 @register(ad_checkpoint.name_p, random.random_clone_p)

@@ -11,7 +11,7 @@ once; 16-bit floats are widened to float32 first (exactly).
 Sums follow NumPy's order, so that float sums match the reference bit for
 bit: NumPy iterates the C-contiguous operand with its adjacent reduced (and
 kept) axes merged; when the innermost merged axis is reduced, each run of
-it is summed pairwise (`_pairwise`, NumPy's pairwise_sum) and the runs are
+it is summed pairwise (`pairwise`, NumPy's pairwise_sum) and the runs are
 added in order, otherwise the elements are added one at a time.
 """
 
@@ -34,7 +34,7 @@ _SIXTEEN_BIT = (np.dtype(np.float16), dtypes.bfloat16)
 # --- kernels -----------------------------------------------------------------------------
 
 @numba.njit(cache=True, error_model="numpy")
-def _pairwise(x, start, n, zero):
+def pairwise(x, start, n, zero):
   """NumPy's pairwise_sum of x[start:start + n], accumulated from `zero`'s type."""
   if n < 8:
     res = zero
@@ -62,11 +62,11 @@ def _pairwise(x, start, n, zero):
     return res
   n2 = n // 2
   n2 -= n2 % 8
-  return _pairwise(x, start, n2, zero) + _pairwise(x, start + n2, n - n2, zero)
+  return pairwise(x, start, n2, zero) + pairwise(x, start + n2, n - n2, zero)
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _pairwise_complex(x, start, n, zero):
+def pairwise_complex(x, start, n, zero):
   """NumPy's complex pairwise_sum of x[start:start + n] (it counts 2n reals:
   4 complex accumulators, blocks of 64)."""
   if n < 4:
@@ -90,7 +90,7 @@ def _pairwise_complex(x, start, n, zero):
     return res
   n2 = n - n % 8   # NumPy's split of 2n reals: n - (n % 8) reals, n2 / 2 complex
   n2 //= 2
-  return _pairwise_complex(x, start, n2, zero) + _pairwise_complex(x, start + n2, n - n2, zero)
+  return pairwise_complex(x, start, n2, zero) + pairwise_complex(x, start + n2, n - n2, zero)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -232,7 +232,7 @@ def bf16_values(bits, out):
 
 # --- rules -------------------------------------------------------------------------------
 
-def _values(ctx, flat, dtype, size):
+def widened(ctx, flat, dtype, size):
   """`flat` (a flat array of `dtype`'s storage) as values: 16-bit floats widened to float32."""
   if np.dtype(dtype) not in _SIXTEEN_BIT:
     return flat
@@ -261,26 +261,26 @@ def _rows(ctx, x, aval, axes):
   return flat, size
 
 
-def _new(ctx, size, dtype):
+def new_flat(ctx, size, dtype):
   name = ctx.fresh()
   ctx.emit(f"{name} = np.empty({ctx.dim(size)}, {type_source(dtype)})")
   return name
 
 
-def _store(ctx, acc, acc_dtype, out_aval):
+def stored(ctx, acc, acc_dtype, out_aval):
   """The value of `out_aval` whose elements are the flat array `acc` (of
   `acc_dtype`) rounded to its dtype."""
   dtype = out_aval.dtype
   if np.dtype(acc_dtype) != storage_dtype(dtype) or np.dtype(dtype) in _SIXTEEN_BIT:
     size = math.prod(out_aval.shape)
-    out, k = _new(ctx, size, storage_dtype(dtype)), ctx.fresh("k")
+    out, k = new_flat(ctx, size, storage_dtype(dtype)), ctx.fresh("k")
     with ctx.lowering.block(f"for {k} in range({ctx.dim(size)}):"):
       ctx.emit(f"{out}[{k}] = {element_to_store(cast(f'{acc}[{k}]', dtype), dtype)}")
     acc = out
   return ctx.result(acc, out_aval)
 
 
-def _run(shape, axes):
+def pairwise_run(shape, axes):
   """The length of the runs NumPy sums pairwise when reducing a C-contiguous
   array of `shape` over `axes` (0: none, it adds one element at a time)."""
   run = 0
@@ -297,24 +297,24 @@ def _run(shape, axes):
 def _reduce_sum(ctx, x, *, axes):
   (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
   rows, size = _rows(ctx, x, aval, axes)
-  rows = _values(ctx, rows, aval.dtype, math.prod(aval.shape))
+  rows = widened(ctx, rows, aval.dtype, math.prod(aval.shape))
   acc_dtype = accumulation_dtype(aval.dtype)
-  acc = _new(ctx, math.prod(out_aval.shape), acc_dtype)
-  pairwise = _pairwise_complex if dtypes.is_complex(aval.dtype) else _pairwise
-  ctx.emit(f"{ctx.function(sum_rows)}({rows}, {ctx.dim(size)}, {ctx.dim(_run(aval.shape, axes))}, "
+  acc = new_flat(ctx, math.prod(out_aval.shape), acc_dtype)
+  pairwise = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
+  ctx.emit(f"{ctx.function(sum_rows)}({rows}, {ctx.dim(size)}, {ctx.dim(pairwise_run(aval.shape, axes))}, "
            f"{ctx.lowering.const(0, acc_dtype)}, {ctx.function(pairwise)}, {acc})")
-  return _store(ctx, acc, acc_dtype, out_aval)
+  return stored(ctx, acc, acc_dtype, out_aval)
 
 
 def _fold(ctx, x, axes, acc_dtype, init, combine):
   """The reduction of x over `axes` folding each row from `init` by `combine`."""
   (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
   rows, size = _rows(ctx, x, aval, axes)
-  rows = _values(ctx, rows, aval.dtype, math.prod(aval.shape))
-  acc = _new(ctx, math.prod(out_aval.shape), acc_dtype)
+  rows = widened(ctx, rows, aval.dtype, math.prod(aval.shape))
+  acc = new_flat(ctx, math.prod(out_aval.shape), acc_dtype)
   ctx.emit(f"{ctx.function(fold_rows)}({rows}, {ctx.dim(size)}, "
            f"{ctx.lowering.const(init, acc_dtype)}, {combine}, {acc})")
-  return _store(ctx, acc, acc_dtype, out_aval)
+  return stored(ctx, acc, acc_dtype, out_aval)
 
 
 @register(lax.reduce_prod_p)
@@ -358,14 +358,14 @@ def _along(aval, axis):
 def _arg_extremum(largest):
   def rule(ctx, x, *, axes, index_dtype):
     (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
-    values = _values(ctx, ctx.flat(x, aval), aval.dtype, math.prod(aval.shape))
+    values = widened(ctx, ctx.flat(x, aval), aval.dtype, math.prod(aval.shape))
     complex_ = dtypes.is_complex(aval.dtype)
     beats = (complex_greater if complex_ else greater) if largest else \
         (complex_less if complex_ else less)
-    out = _new(ctx, math.prod(out_aval.shape), np.int64)
+    out = new_flat(ctx, math.prod(out_aval.shape), np.int64)
     ctx.emit(f"{ctx.function(arg_best)}({values}, {', '.join(map(ctx.dim, _along(aval, axes[0])))}, "
              f"{ctx.function(beats)}, {out})")
-    return _store(ctx, out, np.int64, out_aval)
+    return stored(ctx, out, np.int64, out_aval)
   return rule
 
 
@@ -377,13 +377,13 @@ def _cumulative(acc_dtype, combine):
   def rule(ctx, x, *, axis, reverse):
     (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
     size = math.prod(aval.shape)
-    values = _values(ctx, ctx.flat(x, aval), aval.dtype, size)
+    values = widened(ctx, ctx.flat(x, aval), aval.dtype, size)
     dtype = acc_dtype(aval.dtype)
-    out = _new(ctx, size, dtype)
+    out = new_flat(ctx, size, dtype)
     ctx.emit(f"{ctx.function(cumulative)}({values}, {', '.join(map(ctx.dim, _along(aval, axis)))}, "
              f"{bool(reverse)}, {ctx.lowering.const(0, dtype)}, "
              f"{ctx.function(combine(aval.dtype))}, {out})")
-    return _store(ctx, out, dtype, out_aval)
+    return stored(ctx, out, dtype, out_aval)
   return rule
 
 
@@ -412,7 +412,7 @@ def _reduce(ctx, *operands_and_inits, jaxpr, dimensions):
     consts.append(ctx.lowering.const(c, np.asarray(c).dtype))
   rows = [_rows(ctx, x, aval, dimensions) for x, aval in zip(operands, avals)]
   size = ctx.dim(rows[0][1])
-  outs = [_new(ctx, math.prod(a.shape), storage_dtype(a.dtype)) for a in out_avals]
+  outs = [new_flat(ctx, math.prod(a.shape), storage_dtype(a.dtype)) for a in out_avals]
   i, j = ctx.fresh("i"), ctx.fresh("j")
   with ctx.lowering.block(f"for {i} in range({ctx.dim(math.prod(out_avals[0].shape))}):"):
     acc = [ctx.fresh("acc") for _ in range(n)]

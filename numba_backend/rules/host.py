@@ -51,9 +51,7 @@ def host_call(token, *args):
 
 
 def _pure_call(values, in_avals, callback, out_avals):
-  args = [core.make_array(v, aval) if dtypes.is_extended(aval.dtype) else v
-          for v, aval in zip(values, in_avals)]
-  return pure_callback_p.impl(*args, callback=callback, result_avals=out_avals,
+  return pure_callback_p.impl(*values, callback=callback, result_avals=out_avals,
                               vmap_method=None)
 
 

@@ -300,9 +300,9 @@ def _reduce_sum(ctx, x, *, axes):
   rows = widened(ctx, rows, aval.dtype, math.prod(aval.shape))
   acc_dtype = accumulation_dtype(aval.dtype)
   acc = new_flat(ctx, math.prod(out_aval.shape), acc_dtype)
-  pairwise = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
+  add = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
   ctx.emit(f"{ctx.function(sum_rows)}({rows}, {ctx.dim(size)}, {ctx.dim(pairwise_run(aval.shape, axes))}, "
-           f"{ctx.lowering.const(0, acc_dtype)}, {ctx.function(pairwise)}, {acc})")
+           f"{ctx.lowering.const(0, acc_dtype)}, {ctx.function(add)}, {acc})")
   return stored(ctx, acc, acc_dtype, out_aval)
 
 

@@ -1,0 +1,67 @@
+"""No index value makes the numba backend's indexing code access memory
+outside a buffer: gather, scatter, scatter-add (every mode), dynamic_slice
+and dynamic_update_slice run on fuzzed indices (huge, negative, INT_MIN,
+INT_MAX) in a process with Numba's bounds checks on (NUMBA_BOUNDSCHECK=1,
+which raises IndexError on any out-of-bounds access), and agree with the
+reference there. That process compiles into caches of its own: bounds
+checks change the compiled code.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import refimpl as jax
+from refimpl import lax
+from conformance import strategies as cst
+from tests.numba_backend.test_elementwise import assert_same
+from tests.numba_backend.test_indexing import MODES, ROW_GATHER, ROW_SCATTER, index_arrays
+
+pytest.importorskip("numba")
+
+INT32 = np.iinfo(np.int32)
+
+
+@settings(max_examples=40, deadline=None, database=None)
+@given(data=st.data())
+def fuzz_indexing(data):
+  """Run in the bounds-checked process: every primitive on fuzzed indices."""
+  shape = (data.draw(st.integers(1, 4)), data.draw(st.integers(0, 4)))
+  x = data.draw(cst.arrays(np.float32, shape))
+  width = data.draw(st.integers(0, shape[1]))
+  count = data.draw(st.integers(0, 4))
+  indices = data.draw(index_arrays(np.int32, (count, 2)))
+  updates = data.draw(cst.arrays(np.float32, (count, width)))
+  block = tuple(data.draw(st.integers(0, n)) for n in shape)
+  update = data.draw(cst.arrays(np.float32, block))
+  starts = tuple(np.int32(data.draw(st.sampled_from([INT32.min, -1, 0, 1, 3, INT32.max])))
+                 for _ in shape)
+  mode = data.draw(st.sampled_from(MODES))
+
+  def program(x, indices, updates, update, starts):
+    return [lax.gather(x, indices, ROW_GATHER, (1, width), mode=mode),
+            lax.scatter(x, indices, updates, ROW_SCATTER, mode=mode),
+            lax.scatter_add(x, indices, updates, ROW_SCATTER, mode=mode),
+            lax.dynamic_slice(x, starts, block, allow_negative_indices=False),
+            lax.dynamic_update_slice(x, update, starts, allow_negative_indices=False)]
+  args = (x, indices, updates, update, starts)
+  for k, (r, b) in enumerate(zip(jax.jit(program)(*args),
+                                 jax.jit(program, backend="numba")(*args))):
+    assert_same(r, b, f"result {k}")
+
+
+def test_no_access_out_of_bounds():
+  root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  with tempfile.TemporaryDirectory() as cache:
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=os.path.join(cache, "numba"),
+               REFIMPL_NUMBA_CACHE_DIR=os.path.join(cache, "programs"))
+    run = subprocess.run(
+        [sys.executable, "-c", "from tests.numba_backend.test_indexing_bounds import "
+         "fuzz_indexing; fuzz_indexing()"],
+        cwd=root, env=env, capture_output=True, text=True)
+  assert run.returncode == 0, run.stdout + run.stderr

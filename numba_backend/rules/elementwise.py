@@ -7,11 +7,29 @@ dtype, any other function in float64 (complex128) rounded once to the
 result dtype (`cast`, by way of float32 for 16-bit floats); integers wrap.
 """
 
+import ctypes
+import ctypes.util
+import math
+
+import llvmlite.binding as llvm
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
+from numpy._core._multiarray_umath import __cpu_features__
 
 from refimpl import dtypes
 from refimpl.lax import elementwise as lax
-from numba_backend.lower import cast, fma_p, register_elementwise, type_source
+from numba_backend.lower import (cast, fma_p, register, register_elementwise, storage_dtype,
+                                 type_source)
+from numba_backend import scalars as S
+from numba_backend.scalars import scalar_jit
+
+
+_NUMPY_SIMD_FMA = bool(__cpu_features__.get("AVX512F")
+                       or (__cpu_features__.get("AVX2") and __cpu_features__.get("FMA3")))
+"""Whether NumPy's SIMD loops of complex * and abs fuse their multiply-adds on this CPU."""
 
 
 def _dtype(ctx, i=0):
@@ -29,11 +47,6 @@ def _wide(x, dtype):
   if dtypes.is_complex(dtype):
     return f"np.complex128({x})"
   return x
-
-
-def _signed_min(dtype):
-  """The most negative value of a signed integer dtype, 0 for unsigned ones."""
-  return int(np.iinfo(dtype).min) if (dtypes.is_integer(dtype) and not dtypes.is_unsigned(dtype)) else 0
 
 
 def _bits(dtype):
@@ -55,7 +68,7 @@ def _sign(ctx, x):
   if dtypes.is_float(dtype):
     return cast(f"S.float_sign({x})", dtype)
   if dtypes.is_complex(dtype):
-    return cast(f"S.complex_sign({_wide(x, dtype)})", dtype)
+    return cast(f"{ctx.function(complex_sign)}({_wide(x, dtype)})", dtype)
   return cast(f"(1 if {x} > 0 else (-1 if {x} < 0 else 0))", dtype)
 
 
@@ -63,7 +76,7 @@ def _sign(ctx, x):
 def _abs(ctx, x):
   dtype = _dtype(ctx)
   if dtypes.is_complex(dtype):
-    return cast(f"S.complex_abs({_wide(x, dtype)})", _out(ctx))
+    return cast(f"{ctx.function(complex_abs)}({_wide(x, dtype)})", _out(ctx))
   return cast(f"abs({x})", _out(ctx))
 
 
@@ -90,14 +103,18 @@ def _is_finite(ctx, x):
 
 
 def _ieee(operator):
-  """+, - or * of two operands: in their dtype for reals (the IEEE operation),
-  in complex128 for complex * (+ and - of complex numbers are exact per part)."""
-  def rule(ctx, x, y, **params):
-    dtype = _dtype(ctx)
-    if operator == "*" and dtypes.is_complex(dtype):
-      x, y = _wide(x, dtype), _wide(y, dtype)
+  """+ or - of two operands in their dtype (exact per part for complex numbers)."""
+  def rule(ctx, x, y):
     return cast(f"{x} {operator} {y}", _out(ctx))
   return rule
+
+
+def _product(ctx, x, y, dtype):
+  """Source of x * y rounded to `dtype`: the IEEE product of reals; of
+  complex numbers NumPy's (in complex128)."""
+  if dtypes.is_complex(dtype):
+    return cast(f"{ctx.function(numpy_complex_mul)}({_wide(x, dtype)}, {_wide(y, dtype)})", dtype)
+  return cast(f"{x} * {y}", dtype)
 
 
 register_elementwise(lax.add_p)(_ieee("+"))
@@ -108,10 +125,7 @@ register_elementwise(lax.sub_p)(_ieee("-"))
 def _mul(ctx, x, y, out_dtype=None):
   if out_dtype is not None:
     x, y = (_convert(x, _dtype(ctx, i), _out(ctx)) for i, x in enumerate((x, y)))
-  dtype = _out(ctx)
-  if dtypes.is_complex(dtype):
-    x, y = _wide(x, dtype), _wide(y, dtype)
-  return cast(f"{x} * {y}", dtype)
+  return _product(ctx, x, y, _out(ctx))
 
 
 @register_elementwise(fma_p)
@@ -120,11 +134,59 @@ def _fma(ctx, a, b, z, *, negate_product, negate_addend):
           f"{'-' if negate_addend else ''}{z})")
 
 
+@scalar_jit
+def signed_div(x, y):
+  """int64 x / y truncated toward zero; x / 0 is -1 and MIN / -1 is MIN (XLA
+  on CPU; narrower dtypes get it by wrapping -MIN to their width)."""
+  if y == 0:
+    return np.int64(-1)
+  if y == -1:
+    return np.int64(0) - x if x != np.int64(-9223372036854775808) else x
+  q = x // y
+  if x % y != 0 and (x < 0) != (y < 0):
+    q += 1
+  return q
+
+
+@scalar_jit
+def signed_rem(x, y):
+  """The remainder of truncated division (int64; sign of x); rem(x, 0) is x."""
+  if y == 0:
+    return x
+  if y == -1:
+    return np.int64(0)
+  return x - signed_div(x, y) * y
+
+
+@scalar_jit
+def unsigned_div(x, y):
+  """uint64 x / y; x / 0 is all ones (the maximum, once narrowed)."""
+  return x // y if y != 0 else np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@scalar_jit
+def unsigned_rem(x, y):
+  return x % y if y != 0 else x
+
+
+_INTEGER_DIVISION = {("div", False): signed_div, ("rem", False): signed_rem,
+                     ("div", True): unsigned_div, ("rem", True): unsigned_rem}
+
+
+def _integer_division(ctx, name, x, y):
+  """div or rem of integers, computed on their 64-bit words and narrowed."""
+  dtype = _dtype(ctx)
+  unsigned = dtypes.is_unsigned(dtype)
+  word = "np.uint64" if unsigned else "np.int64"
+  fn = ctx.function(_INTEGER_DIVISION[name, unsigned])
+  return cast(f"{fn}({word}({x}), {word}({y}))", dtype)
+
+
 @register_elementwise(lax.div_p)
 def _div(ctx, x, y):
   dtype = _dtype(ctx)
   if dtypes.is_integer(dtype):
-    return cast(f"S.int_div({x}, {y}, {_signed_min(dtype)})", dtype)
+    return _integer_division(ctx, "div", x, y)
   if dtypes.is_complex(dtype):
     return cast(f"S.complex_div({_wide(x, dtype)}, {_wide(y, dtype)})", dtype)
   return cast(f"{x} / {y}", dtype)
@@ -134,7 +196,7 @@ def _div(ctx, x, y):
 def _rem(ctx, x, y):
   dtype = _dtype(ctx)
   if dtypes.is_integer(dtype):
-    return cast(f"S.int_rem({x}, {y}, {_signed_min(dtype)})", dtype)
+    return _integer_division(ctx, "rem", x, y)
   return cast(f"np.fmod({_wide(x, dtype)}, {_wide(y, dtype)})", dtype)
 
 
@@ -168,21 +230,22 @@ def _nextafter(ctx, x, y):
 @register_elementwise(lax.sqrt_p)
 def _sqrt(ctx, x, accuracy=None):
   dtype = _dtype(ctx)
-  return cast(f"np.sqrt({_wide(x, dtype) if dtypes.is_complex(dtype) else x})", dtype)
+  if dtypes.is_complex(dtype):
+    return cast(f"{ctx.function(csqrt)}({_wide(x, dtype)})", dtype)
+  return cast(f"np.sqrt({x})", dtype)
 
 
 @register_elementwise(lax.rsqrt_p)
 def _rsqrt(ctx, x, accuracy=None):
   dtype = _dtype(ctx)
+  if dtypes.is_complex(dtype):
+    return cast(f"{ctx.function(complex_rsqrt)}({_wide(x, dtype)})", dtype)
   return cast(f"1.0 / np.sqrt({_wide(x, dtype)})", dtype)
 
 
 @register_elementwise(lax.square_p)
 def _square(ctx, x):
-  dtype = _dtype(ctx)
-  if dtypes.is_complex(dtype):
-    x = _wide(x, dtype)
-  return cast(f"{x} * {x}", dtype)
+  return _product(ctx, x, x, _dtype(ctx))
 
 
 @register_elementwise(lax.integer_pow_p)
@@ -191,8 +254,7 @@ def _integer_pow(ctx, x, *, y):
   dtype = _dtype(ctx)
   if y == 0:
     return cast("1", dtype)
-  mul = lambda a, b: cast(f"{_wide(a, dtype)} * {_wide(b, dtype)}"
-                          if dtypes.is_complex(dtype) else f"{a} * {b}", dtype)
+  mul = lambda a, b: _product(ctx, a, b, dtype)
   base, n, acc = x, abs(y), None
   while n:
     if n & 1:
@@ -217,7 +279,7 @@ def _named(ctx, expr):
 def _pow(ctx, x, y):
   dtype = _dtype(ctx)
   if dtypes.is_complex(dtype):
-    return cast(f"S.complex_pow({_wide(x, dtype)}, "
+    return cast(f"{ctx.function(complex_pow)}({_wide(x, dtype)}, "
                 f"{_wide(_convert(y, _dtype(ctx, 1), dtype), dtype)})", dtype)
   return cast(f"np.power({_wide(x, dtype)}, {_wide(_convert(y, _dtype(ctx, 1), dtype), dtype)})",
               dtype)
@@ -225,15 +287,217 @@ def _pow(ctx, x, y):
 
 # --- functions computed in float64 ----------------------------------------------------------
 
+def _libm_complex(name, arity):
+  """An intrinsic calling the C library's complex128 function `name`, as
+  NumPy's complex functions do (bit for bit the reference's): a `double
+  complex` passed and returned as two doubles (clang's lowering of the C
+  ABI on x86-64 and AArch64)."""
+  library = ctypes.CDLL(ctypes.util.find_library("m"))
+  llvm.add_symbol(name, ctypes.cast(getattr(library, name), ctypes.c_void_p).value)
+
+  def codegen(context, builder, signature, args):
+    double = ir.DoubleType()
+    fnty = ir.FunctionType(ir.LiteralStructType([double, double]), [double] * (2 * arity))
+    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    parts = []
+    for value in args:
+      z = context.make_complex(builder, types.complex128, value)
+      parts += [z.real, z.imag]
+    result = builder.call(fn, parts)
+    out = context.make_complex(builder, types.complex128)
+    out.real, out.imag = builder.extract_value(result, 0), builder.extract_value(result, 1)
+    return out._getvalue()
+
+  if arity == 1:
+    def call(typingctx, z):
+      return types.complex128(types.complex128), codegen
+  else:
+    def call(typingctx, z, w):
+      return types.complex128(types.complex128, types.complex128), codegen
+  call.__name__ = call.__qualname__ = name
+  return intrinsic(call)
+
+
+csqrt = _libm_complex("csqrt", 1)
+cexp = _libm_complex("cexp", 1)
+clog = _libm_complex("clog", 1)
+csin = _libm_complex("csin", 1)
+ccos = _libm_complex("ccos", 1)
+ctan = _libm_complex("ctan", 1)
+casin = _libm_complex("casin", 1)
+cacos = _libm_complex("cacos", 1)
+catan = _libm_complex("catan", 1)
+csinh = _libm_complex("csinh", 1)
+ccosh = _libm_complex("ccosh", 1)
+ctanh = _libm_complex("ctanh", 1)
+casinh = _libm_complex("casinh", 1)
+cacosh = _libm_complex("cacosh", 1)
+catanh = _libm_complex("catanh", 1)
+cpow = _libm_complex("cpow", 2)
+
+
+@scalar_jit
+def numpy_complex_div(x, y):
+  """x / y as NumPy divides complex numbers (Smith's algorithm with the
+  reciprocal of the denominator; a zero divisor divides each part by 0)."""
+  a, b, c, d = x.real, x.imag, y.real, y.imag
+  if abs(c) >= abs(d):
+    if c == 0 and d == 0:
+      return S.make_complex(a / abs(c), b / abs(d))
+    ratio = d / c
+    scale = 1.0 / (c + d * ratio)
+    return S.make_complex((a + b * ratio) * scale, (b - a * ratio) * scale)
+  ratio = c / d
+  scale = 1.0 / (d + c * ratio)
+  return S.make_complex((a * ratio + b) * scale, (b * ratio - a) * scale)
+
+
+@scalar_jit
+def numpy_complex_mul(x, y):
+  """x * y as NumPy multiplies complex arrays: (ac - bd) + (ad + bc) i, with
+  ac and ad fused into the additions where NumPy's SIMD loop fuses them."""
+  a, b, c, d = x.real, x.imag, y.real, y.imag
+  if _NUMPY_SIMD_FMA:
+    return S.make_complex(S.fma(a, c, -(b * d)), S.fma(a, d, b * c))
+  return S.make_complex(a * c - b * d, a * d + b * c)
+
+
+@scalar_jit
+def _plain_complex_mul(x, y):
+  """(ac - bd) + (ad + bc) i, unfused (NumPy's scalar C code, as in npy_cpow)."""
+  return S.make_complex(x.real * y.real - x.imag * y.imag, x.real * y.imag + x.imag * y.real)
+
+
+@scalar_jit
+def complex_pow(x, y):
+  """x ** y as NumPy's npy_cpow: 1 for y == 0, NaN for a zero base unless
+  y is real and positive, products for integer y in (-100, 100), else cpow."""
+  if y.real == 0 and y.imag == 0:
+    return np.complex128(1)
+  if x.real == 0 and x.imag == 0:
+    if y.real > 0 and y.imag == 0:
+      return np.complex128(0)
+    return S.make_complex(np.nan, np.nan)
+  if y.imag == 0 and y.real == math.floor(y.real) and abs(y.real) < 100:
+    n = int(y.real)
+    if n == 1:
+      return x
+    if n == 2:
+      return _plain_complex_mul(x, x)
+    if n == 3:
+      return _plain_complex_mul(x, _plain_complex_mul(x, x))
+    n = abs(n)
+    power, p, mask = np.complex128(1), x, 1
+    while True:
+      if n & mask:
+        power = _plain_complex_mul(power, p)
+      mask <<= 1
+      if n < mask:
+        break
+      p = _plain_complex_mul(p, p)
+    return numpy_complex_div(np.complex128(1), power) if y.real < 0 else power
+  return cpow(x, y)
+
+
+@scalar_jit
+def complex_abs(z):
+  """The modulus as NumPy's SIMD loop computes it, larger * sqrt(1 + ratio**2)
+  (ratio = smaller / larger, the multiply-add fused where NumPy's is); NaN
+  if either part is NaN (the reference's rule), else inf if either is inf."""
+  re, im = abs(z.real), abs(z.imag)
+  if re != re or im != im:
+    return np.nan
+  if re == np.inf or im == np.inf:
+    return np.inf
+  larger, smaller = max(re, im), min(re, im)
+  ratio = smaller / larger if larger != 0 else 0.0
+  if _NUMPY_SIMD_FMA:
+    return math.sqrt(S.fma(ratio, ratio, 1.0)) * larger
+  return math.sqrt(ratio * ratio + 1.0) * larger
+
+
+@scalar_jit
+def complex_sign(z):
+  """z / abs(z), per part; 0 at 0."""
+  m = complex_abs(z)
+  if m == 0:
+    return np.complex128(0)
+  return S.make_complex(z.real / m, z.imag / m)
+
+
+@scalar_jit
+def complex_expm1(z):
+  """exp(z) - 1 as NumPy: expm1(a) cos(b) - 2 sin(b/2)**2 + exp(a) sin(b) i."""
+  a = math.sin(z.imag / 2)
+  return S.make_complex(math.expm1(z.real) * math.cos(z.imag) - 2 * a * a,
+                        math.exp(z.real) * math.sin(z.imag))
+
+
+@scalar_jit
+def complex_exp2(z):
+  """2**z as NumPy: exp(z log 2)."""
+  return cexp(S.make_complex(z.real * 0.693147180559945309417232121458176568,
+                             z.imag * 0.693147180559945309417232121458176568))
+
+
+@scalar_jit
+def complex_log(z):
+  """The principal logarithm; nan + nan j where a part is NaN (the reference's rule)."""
+  if z.real != z.real or z.imag != z.imag:
+    return S.make_complex(np.nan, np.nan)
+  return clog(z)
+
+
+@scalar_jit
+def complex_log1p(z):
+  """log(1 + z) by the reference's formula (log1p of a (2 + a) + b**2 for |z| < 0.5)."""
+  a, b = z.real, z.imag
+  if complex_abs(z) < 0.5:
+    real = 0.5 * math.log1p(a * (2 + a) + b * b)
+  else:
+    real = math.log(math.hypot(1 + a, b))
+  return S.make_complex(real, math.atan2(b, 1 + a))
+
+
+@scalar_jit
+def complex_logistic(z):
+  """1 / (1 + exp(-z)), with NumPy's complex exp and division."""
+  return numpy_complex_div(np.complex128(1), 1.0 + cexp(-z))
+
+
+@scalar_jit
+def complex_rsqrt(z):
+  return numpy_complex_div(np.complex128(1), csqrt(z))
+
+
+@scalar_jit
+def complex_atan2(x, y):
+  """-i log((y + i x) / sqrt(x**2 + y**2)), with NumPy's complex operations."""
+  quotient = numpy_complex_div(y + numpy_complex_mul(1j, x),
+                               csqrt(numpy_complex_mul(x, x) + numpy_complex_mul(y, y)))
+  return numpy_complex_mul(-1j, clog(quotient))
+
+
+_COMPLEX_FUNCTIONS = {
+    "np.exp": "S.complex_exp", "np.log": complex_log, "np.exp2": complex_exp2,
+    "np.log1p": complex_log1p, "np.expm1": complex_expm1, "S.logistic": complex_logistic, "np.tanh": ctanh,
+    "np.sin": csin, "np.cos": ccos, "np.tan": ctan, "np.arcsin": casin, "np.arccos": cacos,
+    "np.arctan": catan, "np.sinh": csinh, "np.cosh": ccosh, "np.arcsinh": casinh,
+    "np.arccosh": cacosh, "np.arctanh": catanh}
+"""The complex function of each real one: the reference's formula or NumPy's (libm's)."""
+
+
 def _float64_function(function):
   """A function of one operand computed in float64 (complex128 for complex
-  operands, by `S.complex_<name>`) and rounded to the result dtype."""
+  operands: the reference's formula where it has its own, else Numba's
+  complex function) and rounded to the result dtype."""
   def rule(ctx, x, accuracy=None):
     dtype = _dtype(ctx)
+    fn = function
     if dtypes.is_complex(dtype):
-      name = function.rsplit(".", 1)[-1]
-      return cast(f"S.complex_{name}({_wide(x, dtype)})", _out(ctx))
-    return cast(f"{function}({_wide(x, dtype)})", _out(ctx))
+      fn = _COMPLEX_FUNCTIONS[function]
+      fn = fn if isinstance(fn, str) else ctx.function(fn)
+    return cast(f"{fn}({_wide(x, dtype)})", _out(ctx))
   return rule
 
 
@@ -252,7 +516,7 @@ for _primitive, _function in [
 def _atan2(ctx, x, y):
   dtype = _dtype(ctx)
   if dtypes.is_complex(dtype):
-    return cast(f"S.complex_atan2({_wide(x, dtype)}, {_wide(y, dtype)})", dtype)
+    return cast(f"{ctx.function(complex_atan2)}({_wide(x, dtype)}, {_wide(y, dtype)})", dtype)
   return cast(f"np.arctan2({_wide(x, dtype)}, {_wide(y, dtype)})", dtype)
 
 
@@ -384,3 +648,66 @@ def _complex(ctx, x, y):
 @register_elementwise(lax.copy_p)
 def _copy(ctx, x):
   return x
+
+
+# --- bits of floats ----------------------------------------------------------------------------------
+
+@scalar_jit
+def reduce_precision_bits(bits, drop, exponent_mask, overflow, underflow, sign_bit, word):
+  """XLA's ReducePrecision on the bits of a float (uint64; the word's
+  `word` mask): the mantissa rounded to nearest even, dropping `drop` bits
+  (none for 0); an exponent field above `overflow` gives ±inf, at most
+  `underflow` ±0 (no exponent reduction where exponent_mask is 0)."""
+  one = np.uint64(1)
+  if drop:
+    bias = ((bits >> drop) & one) + ((one << (drop - one)) - one)
+    bits = ((bits + bias) & word) & ~((one << drop) - one)
+  if exponent_mask:
+    exponent = bits & exponent_mask
+    if exponent > overflow:
+      bits = (bits & sign_bit) | exponent_mask
+    elif exponent <= underflow:
+      bits = bits & sign_bit
+  return bits
+
+
+_BITS = {np.dtype(np.float16): ("S.f16_bits", "S.f16_value", np.uint16),
+         dtypes.bfloat16: ("S.bf16_bits", "S.bf16_value", np.uint16),
+         np.dtype(np.float32): ("S.f32_bits", "S.bits_f32", np.uint32),
+         np.dtype(np.float64): ("S.f64_bits", "S.bits_f64", np.uint64)}
+"""Per float dtype: the source of its bits from a scalar value, of the value
+from bits, and the unsigned type of its bits."""
+
+
+@register_elementwise(lax.reduce_precision_p)
+def _reduce_precision(ctx, x, *, exponent_bits, mantissa_bits):
+  """The reference's bit manipulation (the constants are the params')."""
+  dtype = _dtype(ctx)
+  info = dtypes.finfo(dtype)
+  src_exponent, src_mantissa, nbits = info.nexp, info.nmant, _bits(dtype)
+  to_bits, from_bits, unsigned = _BITS[dtype]
+  drop = max(src_mantissa - mantissa_bits, 0)
+  exponent_mask = overflow = underflow = 0
+  if exponent_bits < src_exponent:
+    exponent_mask = ((1 << src_exponent) - 1) << src_mantissa
+    src_bias, reduced_bias = (1 << (src_exponent - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+    overflow = (src_bias + reduced_bias) << src_mantissa
+    underflow = (src_bias - reduced_bias) << src_mantissa
+  constants = ", ".join(f"np.uint64({v})" for v in (
+      drop, exponent_mask, overflow, underflow, 1 << (nbits - 1), (1 << nbits) - 1))
+  reduced = (f"{from_bits}({type_source(unsigned)}({ctx.function(reduce_precision_bits)}"
+             f"(np.uint64({to_bits}({x})), {constants})))")
+  nan = x if mantissa_bits > 0 else cast("np.inf", dtype)
+  return f"({nan} if {x} != {x} else {reduced})"
+
+
+@register(lax.bitcast_convert_type_p)
+def _bitcast_convert_type(ctx, x, *, new_dtype):
+  """The operand's flat storage viewed as `new_dtype` (16-bit floats are
+  their bits already), copied and shaped as the result."""
+  (aval,), (out,) = ctx.avals_in, ctx.avals_out
+  if np.dtype(aval.dtype) == np.dtype(new_dtype):
+    return x
+  viewed = ctx.fresh()
+  ctx.emit(f"{viewed} = {ctx.flat(x, aval)}.view({type_source(storage_dtype(new_dtype))}).copy()")
+  return ctx.result(viewed, out)

@@ -139,28 +139,55 @@ def digamma(x):
 
 
 @scalar_jit
-def _pairwise_sum(a, start, n):
-  """NumPy's pairwise summation of a[start:start + n] (as np.sum adds float64)."""
+def _block_sum(a, start, n):
+  """NumPy's sum of a block of n <= 128 float64s (8 accumulators from 8 on)."""
   if n < 8:
     total = -0.0
     for i in range(start, start + n):
       total += a[i]
     return total
-  if n <= 128:
-    r = a[start:start + 8].copy()
-    i = 8
-    while i < n - n % 8:
-      for j in range(8):
-        r[j] += a[start + i + j]
-      i += 8
-    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-    while i < n:
-      total += a[start + i]
-      i += 1
-    return total
-  half = n // 2
-  half -= half % 8
-  return _pairwise_sum(a, start, half) + _pairwise_sum(a, start + half, n - half)
+  r = a[start:start + 8].copy()
+  i = 8
+  while i < n - n % 8:
+    for j in range(8):
+      r[j] += a[start + i + j]
+    i += 8
+  total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+  while i < n:
+    total += a[start + i]
+    i += 1
+  return total
+
+
+@scalar_jit
+def _pairwise_sum(a, n):
+  """NumPy's pairwise summation of a[:n] (as np.sum adds float64): blocks of
+  at most 128, halves split at a multiple of 8. The recursion is walked with
+  an explicit stack (Numba does not cache recursive functions)."""
+  starts, sizes = np.empty(64, np.int64), np.empty(64, np.int64)
+  stages, lefts = np.zeros(64, np.int64), np.empty(64)
+  starts[0], sizes[0], depth, value = 0, n, 0, 0.0
+  while depth >= 0:
+    start, size = starts[depth], sizes[depth]
+    if size <= 128:
+      value = _block_sum(a, start, size)
+      depth -= 1
+      continue
+    half = size // 2
+    half -= half % 8
+    if stages[depth] == 2:   # both halves summed
+      value = lefts[depth] + value
+      depth -= 1
+      continue
+    if stages[depth] == 0:   # sum the left half
+      child_start, child_size = start, half
+    else:   # the left half's sum is `value`: sum the right half
+      lefts[depth] = value
+      child_start, child_size = start + half, size - half
+    stages[depth] += 1
+    depth += 1
+    starts[depth], sizes[depth], stages[depth] = child_start, child_size, 0
+  return value
 
 
 @scalar_jit
@@ -188,7 +215,7 @@ def zeta(x, q):
     terms = np.empty(shift)
     for k in range(shift):
       terms[k] = (q + k) ** -x
-    total = 0.0 + _pairwise_sum(terms, 0, shift)
+    total = 0.0 + _pairwise_sum(terms, shift)
     q += shift
   n = 0
   while True:

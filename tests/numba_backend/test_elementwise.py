@@ -37,6 +37,17 @@ def assert_same(reference, backend, what):
                          f"differ there)")
 
 
+FLOATS = [*cst.FLOAT_DTYPES, np.dtype(np.float64)]
+
+
+def run_x64(dtype, fn):
+  """fn(), under enable_x64 for a 64-bit `dtype`."""
+  if np.dtype(dtype).itemsize == 8 or np.dtype(dtype) == np.complex128:
+    with jax.enable_x64():
+      return fn()
+  return fn()
+
+
 def check(program, names, *args):
   reference = jax.jit(program)(*args)
   backend = jax.jit(program, backend="numba")(*args)
@@ -71,7 +82,7 @@ FLOAT_BINARY = {
     "nextafter": lax.nextafter, "eq": lax.eq, "ne": lax.ne, "lt": lax.lt, "le": lax.le,
     "gt": lax.gt, "ge": lax.ge,
     "select": lambda x, y: lax.select(x < y, x, y),
-    "clamp": lambda x, y: lax.clamp(x[()] if x.ndim == 0 else lax.reduce_min(x, tuple(range(x.ndim))) if False else x, y, y),
+    "clamp": lambda x, y: lax.clamp(x, y, y),
     "fma": lambda x, y: x * y + x,
     "fms": lambda x, y: x - x * y,
 }
@@ -80,26 +91,220 @@ same_shape_pairs = lambda dtype: cst.shapes(max_dims=2).flatmap(
     lambda s: st.tuples(cst.arrays(dtype, s), cst.arrays(dtype, s)))
 
 
-@pytest.mark.parametrize("dtype", cst.FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @SETTINGS
 @given(data=st.data())
 def test_exact_float_unary(dtype, data):
   x = data.draw(cst.arrays(dtype, cst.shapes(max_dims=2)))
   names = list(EXACT_FLOAT_UNARY)
-  check(lambda x: [f(x) for f in EXACT_FLOAT_UNARY.values()], names, x)
+  run_x64(dtype, lambda: check(lambda x: [f(x) for f in EXACT_FLOAT_UNARY.values()], names, x))
 
 
-@pytest.mark.parametrize("dtype", cst.FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @SETTINGS
 @given(data=st.data())
 def test_float64_functions(dtype, data):
   x = data.draw(cst.arrays(dtype, cst.shapes(max_dims=2)))
-  check(lambda x: [f(x) for f in FLOAT64_FUNCTIONS.values()], list(FLOAT64_FUNCTIONS), x)
+  run_x64(dtype, lambda: check(lambda x: [f(x) for f in FLOAT64_FUNCTIONS.values()],
+                               list(FLOAT64_FUNCTIONS), x))
 
 
-@pytest.mark.parametrize("dtype", cst.FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @SETTINGS
 @given(data=st.data())
 def test_float_binary(dtype, data):
   x, y = data.draw(same_shape_pairs(dtype))
-  check(lambda x, y: [f(x, y) for f in FLOAT_BINARY.values()], list(FLOAT_BINARY), x, y)
+  run_x64(dtype, lambda: check(lambda x, y: [f(x, y) for f in FLOAT_BINARY.values()],
+                               list(FLOAT_BINARY), x, y))
+
+
+REDUCED_FORMATS = [(8, 7), (5, 10), (4, 3), (5, 2), (2, 0), (1, 1), (8, 23), (11, 52), (3, 30)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@SETTINGS
+@given(data=st.data())
+def test_float_bits_powers_selection(dtype, data):
+  """reduce_precision in several formats, bitcasts to narrower and back,
+  pow with integer exponents, negative integer_pow, clamp with scalar
+  bounds and select_n with int32 selectors (out of range too)."""
+  shape = data.draw(cst.shapes(max_dims=2))
+  x, y = data.draw(cst.arrays(dtype, shape)), data.draw(cst.arrays(dtype, shape))
+  which = data.draw(cst.arrays(np.int32, shape, elements=st.integers(-2, 4)))
+  exponent = data.draw(integer_arrays(np.int32, shape))
+  same_width = np.dtype(f"uint{np.dtype(dtype).itemsize * 8}")
+  program = lambda x, y, which, exponent: (
+      [lax.reduce_precision(x, e, m) for e, m in REDUCED_FORMATS]
+      + [lax.bitcast_convert_type(x, same_width),
+         lax.bitcast_convert_type(lax.bitcast_convert_type(x, np.uint8), dtype),
+         lax.pow(x, exponent), lax.pow(x, lax.convert_element_type(which, np.int32)),
+         lax.integer_pow(x, -1), lax.integer_pow(x, -3),
+         lax.clamp(np.asarray(-1.5, dtype), x, np.asarray(2.0, dtype)),
+         lax.select_n(which, x, y, lax.neg(x)), lax.select_n(which, x)])
+  names = ([f"reduce_precision{f}" for f in REDUCED_FORMATS]
+           + ["bitcast", "bitcast_narrow_wide", "pow_int", "pow_small_int", "pow-1", "pow-3",
+              "clamp_scalar", "select_n3", "select_n1"])
+  run_x64(dtype, lambda: check(program, names, x, y, which, exponent))
+
+
+# --- integers, bool, complex, float64 ----------------------------------------------------------
+
+ALL_INTEGER_DTYPES = cst.INT_DTYPES + [np.int64, np.uint64]
+
+
+def x64_dtype(dtype):
+  return pytest.param(np.dtype(dtype), id=np.dtype(dtype).name)
+
+
+def integer_arrays(dtype, shape):
+  """Integers with the extremes (MIN, MIN + 1, -1, 0, 1, MAX) drawn often."""
+  info = np.iinfo(dtype)
+  special = [int(info.min), int(info.min) + 1, -1 if info.min < 0 else 2, 0, 1, int(info.max),
+             int(info.max) - 1]
+  element = st.one_of(st.sampled_from(special), st.integers(int(info.min), int(info.max)))
+  return cst.arrays(dtype, shape, elements=element)
+
+
+def shift_amounts(dtype, shape):
+  """Shift amounts in and around [0, bits), negative and huge ones too."""
+  info, bits = np.iinfo(dtype), np.dtype(dtype).itemsize * 8
+  element = st.one_of(st.integers(0, bits), st.sampled_from([int(info.max), int(info.min), bits - 1,
+                                                              bits + 1]),
+                      st.integers(int(info.min), int(info.max)))
+  return cst.arrays(dtype, shape, elements=element)
+
+
+INTEGER_UNARY = {
+    "neg": lax.neg, "sign": lax.sign, "not": lax.bitwise_not,
+    "population_count": lax.population_count, "clz": lax.clz, "square": lax.square,
+    "pow0": lambda x: lax.integer_pow(x, 0), "pow1": lambda x: lax.integer_pow(x, 1),
+    "pow5": lambda x: lax.integer_pow(x, 5),
+    "to_bool": lambda x: lax.convert_element_type(x, np.bool_),
+    "to_int8": lambda x: lax.convert_element_type(x, np.int8),
+    "to_uint16": lambda x: lax.convert_element_type(x, np.uint16),
+    "to_int32": lambda x: lax.convert_element_type(x, np.int32),
+    "to_uint32": lambda x: lax.convert_element_type(x, np.uint32),
+    "to_f16": lambda x: lax.convert_element_type(x, np.float16),
+    "to_bf16": lambda x: lax.convert_element_type(x, dtypes.bfloat16),
+    "to_f32": lambda x: lax.convert_element_type(x, np.float32),
+    "to_c64": lambda x: lax.convert_element_type(x, np.complex64),
+    "copy": lambda x: lax.copy_p.bind(x),
+}
+
+INTEGER_BINARY = {
+    "add": lax.add, "sub": lax.sub, "mul": lax.mul, "div": lax.div, "rem": lax.rem,
+    "max": lax.max, "min": lax.min, "and": lax.bitwise_and, "or": lax.bitwise_or,
+    "xor": lax.bitwise_xor, "eq": lax.eq, "ne": lax.ne, "lt": lax.lt, "le": lax.le,
+    "gt": lax.gt, "ge": lax.ge,
+    "select": lambda x, y: lax.select(x < y, x, y),
+    "clamp": lambda x, y: lax.clamp(y, x, y),
+    "mul_to_f32": lambda x, y: lax.mul(x, y, out_dtype=np.float32),
+    "mul_to_int16": lambda x, y: lax.mul(x, y, out_dtype=np.int16),
+}
+
+SHIFTS = {"shift_left": lax.shift_left, "shift_right_logical": lax.shift_right_logical,
+          "shift_right_arithmetic": lax.shift_right_arithmetic}
+
+
+@pytest.mark.parametrize("dtype", [x64_dtype(d) for d in ALL_INTEGER_DTYPES])
+@SETTINGS
+@given(data=st.data())
+def test_integers(dtype, data):
+  shape = data.draw(cst.shapes(max_dims=2))
+  x, y = data.draw(integer_arrays(dtype, shape)), data.draw(integer_arrays(dtype, shape))
+  amount = data.draw(shift_amounts(dtype, shape))
+  unary, binary = list(INTEGER_UNARY.values()), list(INTEGER_BINARY.values())
+  shifts = list(SHIFTS.values())
+  program = lambda x, y, s: ([f(x) for f in unary] + [f(x, y) for f in binary]
+                             + [f(x, s) for f in shifts])
+  run_x64(dtype, lambda: check(program, [*INTEGER_UNARY, *INTEGER_BINARY, *SHIFTS], x, y, amount))
+
+
+@pytest.mark.parametrize("dtype", [x64_dtype(d) for d in cst.FLOAT_DTYPES + [np.float64]])
+@SETTINGS
+@given(data=st.data())
+def test_float_to_integer(dtype, data):
+  """Truncation, saturation and NaN to 0 for every integer width."""
+  x = data.draw(cst.arrays(dtype, cst.shapes(max_dims=2)))
+  targets = ALL_INTEGER_DTYPES + [np.bool_]
+  run_x64(np.float64, lambda: check(
+      lambda x: [lax.convert_element_type(x, t) for t in targets], [str(t) for t in targets], x))
+
+
+BOOL_FUNCTIONS = {
+    "not": lambda x, y: lax.bitwise_not(x), "and": lax.bitwise_and, "or": lax.bitwise_or,
+    "xor": lax.bitwise_xor, "max": lax.max, "min": lax.min, "eq": lax.eq, "ne": lax.ne,
+    "lt": lax.lt, "le": lax.le, "gt": lax.gt, "ge": lax.ge,
+    "select_n": lambda x, y: lax.select_n(x, y, x),
+    "to_int32": lambda x, y: lax.convert_element_type(x, np.int32),
+    "to_f16": lambda x, y: lax.convert_element_type(x, np.float16),
+    "to_f32": lambda x, y: lax.convert_element_type(x, np.float32),
+    "to_c64": lambda x, y: lax.convert_element_type(x, np.complex64),
+}
+
+
+@SETTINGS
+@given(data=st.data())
+def test_bool(data):
+  x, y = data.draw(same_shape_pairs(np.bool_))
+  check(lambda x, y: [f(x, y) for f in BOOL_FUNCTIONS.values()], list(BOOL_FUNCTIONS), x, y)
+
+
+def complex_arrays(dtype, shape):
+  """Complex numbers with parts drawn from zeros, ones, infinities, NaN and floats."""
+  part = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 0.5]),
+                   st.floats(width=32, min_value=-1e4, max_value=1e4), st.floats(width=32))
+  return cst.arrays(dtype, shape, elements=st.builds(complex, part, part))
+
+
+COMPLEX_UNARY = {
+    "neg": lax.neg, "sign": lax.sign, "abs": lax.abs, "sqrt": lax.sqrt, "rsqrt": lax.rsqrt,
+    "square": lax.square, "pow3": lambda x: lax.integer_pow(x, 3),
+    "pow-2": lambda x: lax.integer_pow(x, -2), "exp": lax.exp, "log": lax.log,
+    "log1p": lax.log1p, "real": lax.real, "imag": lax.imag, "conj": lax.conj,
+    "to_f32": lambda x: lax.convert_element_type(x, np.float32),
+    "to_int32": lambda x: lax.convert_element_type(x, np.int32),
+    "to_bool": lambda x: lax.convert_element_type(x, np.bool_),
+    "to_c128": lambda x: lax.convert_element_type(x, np.complex128),
+}
+
+COMPLEX_BINARY = {
+    "add": lax.add, "sub": lax.sub, "mul": lax.mul, "div": lax.div, "max": lax.max,
+    "min": lax.min, "eq": lax.eq, "ne": lax.ne, "select": lambda x, y: lax.select(x == y, x, y),
+    "complex": lambda x, y: lax.complex(lax.real(x), lax.imag(y)),
+}
+
+COMPLEX_FUNCTIONS = {
+    "exp2": lax.exp2, "expm1": lax.expm1, "logistic": lax.logistic, "tanh": lax.tanh,
+    "sin": lax.sin, "cos": lax.cos, "tan": lax.tan, "asin": lax.asin, "acos": lax.acos,
+    "atan": lax.atan, "sinh": lax.sinh, "cosh": lax.cosh, "asinh": lax.asinh,
+    "acosh": lax.acosh, "atanh": lax.atanh,
+}
+
+COMPLEX_FUNCTIONS_BINARY = {"pow": lax.pow, "atan2": lax.atan2}
+
+
+@pytest.mark.parametrize("dtype", [x64_dtype(d) for d in [np.complex64, np.complex128]])
+@SETTINGS
+@given(data=st.data())
+def test_complex_exact(dtype, data):
+  shape = data.draw(cst.shapes(max_dims=2))
+  x, y = data.draw(complex_arrays(dtype, shape)), data.draw(complex_arrays(dtype, shape))
+  unary, binary = list(COMPLEX_UNARY.values()), list(COMPLEX_BINARY.values())
+  run_x64(dtype, lambda: check(lambda x, y: [f(x) for f in unary] + [f(x, y) for f in binary],
+                               [*COMPLEX_UNARY, *COMPLEX_BINARY], x, y))
+
+
+@pytest.mark.parametrize("dtype", [x64_dtype(d) for d in [np.complex64, np.complex128]])
+@SETTINGS
+@given(data=st.data())
+def test_complex_functions(dtype, data):
+  """The transcendental functions, at special values too (the C library's, as NumPy's)."""
+  shape = data.draw(cst.shapes(max_dims=2))
+  x, y = data.draw(complex_arrays(dtype, shape)), data.draw(complex_arrays(dtype, shape))
+  unary, binary = list(COMPLEX_FUNCTIONS.values()), list(COMPLEX_FUNCTIONS_BINARY.values())
+  integer_exponent = data.draw(cst.arrays(np.int32, shape, elements=st.integers(-120, 120)))
+  program = lambda x, y, n: ([f(x) for f in unary] + [f(x, y) for f in binary]
+                             + [lax.pow(x, n), lax.pow(x, lax.convert_element_type(n, dtype))])
+  names = [*COMPLEX_FUNCTIONS, *COMPLEX_FUNCTIONS_BINARY, "pow_int32", "pow_integral"]
+  run_x64(dtype, lambda: check(program, names, x, y, integer_exponent))

@@ -172,31 +172,6 @@ def round_bf16(x):
   return bf16_value(bf16_bits(x))
 
 
-# --- integer arithmetic (XLA's results on the CPU) -----------------------------------
-
-@scalar_jit
-def int_div(x, y, minimum):
-  """x / y truncated toward zero; x / 0 is -1 (all bits set), minimum / -1 is minimum."""
-  if y == 0:
-    return -1
-  if minimum != 0 and x == minimum and y == -1:
-    return minimum
-  q = x // y
-  if q * y != x and (x < 0) != (y < 0):
-    q += 1
-  return q
-
-
-@scalar_jit
-def int_rem(x, y, minimum):
-  """The remainder of truncated division (sign of x); rem(x, 0) is x, rem(minimum, -1) 0."""
-  if y == 0:
-    return x
-  if minimum != 0 and x == minimum and y == -1:
-    return 0
-  return x - int_div(x, y, minimum) * y
-
-
 # --- floating-point functions ----------------------------------------------------------
 
 @scalar_jit
@@ -362,23 +337,6 @@ def make_complex(x, y):
 
 
 @scalar_jit
-def complex_abs(z):
-  """The modulus; NaN if either part is NaN, even where the other is infinite (XLA)."""
-  if z.real != z.real or z.imag != z.imag:
-    return np.nan
-  return math.hypot(z.real, z.imag)
-
-
-@scalar_jit
-def complex_sign(z):
-  """z / abs(z), per part; 0 at 0."""
-  m = complex_abs(z)
-  if m == 0:
-    return np.complex128(0)
-  return make_complex(z.real / m, z.imag / m)
-
-
-@scalar_jit
 def _unit(v):
   """copysign(1 if v is infinite else 0, v)."""
   return math.copysign(1.0 if math.isinf(v) else 0.0, v)
@@ -445,11 +403,3 @@ def complex_exp(z):
   """exp(a) cos(b) + exp(a) sin(b) i (XLA's formula)."""
   magnitude = math.exp(z.real)
   return make_complex(magnitude * math.cos(z.imag), magnitude * math.sin(z.imag))
-
-
-@scalar_jit
-def complex_log(z):
-  """The principal logarithm; nan + nan j where a part is NaN."""
-  if _complex_has_nan(z):
-    return make_complex(np.nan, np.nan)
-  return np.log(z)

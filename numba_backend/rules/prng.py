@@ -1,5 +1,6 @@
-"""Lowering rules of the PRNG primitives (refimpl/prng.py): Numba kernels computing the reference's bits;
-random_gamma (refimpl/random.py) as the program of the reference's sampler. A key
+"""Lowering rules of the PRNG primitives (refimpl/prng.py): Numba kernels
+computing the reference's bits; random_gamma (refimpl/random.py) as the
+program of the reference's sampler. A key
 array is its physical data, uint32[*S, 2] (`core.physical_aval`); the
 shape, indexing and comparison primitives on key arrays are lowered as
 their rules on that data, with the key's axis appended (as JAX lowers
@@ -16,10 +17,10 @@ import numpy as np
 
 import refimpl
 from refimpl import dtypes, prng, random
-from refimpl.vectorize import vmap
 from refimpl.config import config
 from refimpl.core import physical_aval
 from refimpl.lax import elementwise, indexing, shapes
+from refimpl.vectorize import vmap
 from numba_backend.kernels import c_strides, kernel_jit
 from numba_backend.lower import RULES, LoweringError, register, register_for_keys
 from numba_backend.rules.calls import inline
@@ -72,7 +73,7 @@ def _broadcast_flat(ctx, x, aval, shape):
 
 
 def _new(ctx, aval):
-  """A new uint-typed array of the physical `aval` and its flat view."""
+  """A new array of the physical `aval` and its flat view."""
   out = ctx.empty(aval)
   return out, ctx.flat(out, aval)
 

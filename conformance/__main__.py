@@ -6,13 +6,16 @@ Runs the conformance suite and prints its report:
    compiling on the chosen backend;
 2. every property case (conformance/families): with the `reference` backend,
    the reference against NumPy (or the divergence table) and jit against
-   eager evaluation; with another backend, that backend against the
-   reference; and `vmap` of the case against the loop over a batch
-   (conformance/batching.py);
+   eager evaluation; with another backend, its jit against the reference
+   backend's; and `vmap` of the case against the loop over a batch
+   (conformance/batching.py), jitted on the backend unless it is the
+   reference;
 3. every derivative case (the families' `AD_CASES`): JVPs against finite
-   differences, VJPs against JVPs (conformance/autodiff.py);
+   differences, VJPs against JVPs (conformance/autodiff.py); with another
+   backend, also the jit of its JVP and VJP against the reference backend's;
 4. a per-primitive table: a primitive passes when every case exercising it
-   passes.
+   passes; a case exercises the primitives of the programs its checks
+   handed the backend (a derivative case: those of its function).
 
 Each part prints a progress line per family as it finishes (counts and
 time, then each failure), then its table; the last line is the verdict.
@@ -31,10 +34,10 @@ import conformance
 import refimpl
 from refimpl import backends, core
 from conformance import promotion, seeds
-from conformance.autodiff import run_ad_case
+from conformance.autodiff import ad_case_key, check_backend_derivatives, run_ad_case
 from conformance.batching import check_vmap
-from conformance.cases import (Case, check_against_numpy, check_backend, family_module,
-                               family_names, numerical_warnings_ignored)
+from conformance.cases import (OBSERVED_PRIMITIVES, Case, check_against_numpy, check_backend,
+                               family_module, family_names, numerical_warnings_ignored)
 from conformance.report import (FAIL, NO_CASE, PASS, PROFILES, Check, Result, format_counts,
                                 format_duration, format_report, load_hypothesis_profile,
                                 pending_result, run_check)
@@ -73,13 +76,14 @@ def _property_check(case, backend):
       if backend == "reference" and (case.numpy_fn or case.divergence):
         check_against_numpy(case, args, kwargs)
       check_backend(case, backend, args, kwargs)
-      check_vmap(case, data)
+      check_vmap(case, data, backend)
 
   return Check(case.name, "conformance/families", prop)
 
 
-def _derivative_check(case):
-  """A Check running the derivative case `case` as a hypothesis property."""
+def _derivative_check(case, backend):
+  """A Check running the derivative case `case` as a hypothesis property
+  (and its JVP and VJP jitted on `backend`, unless that is the reference)."""
   from hypothesis import given, strategies as st
 
   @given(data=st.data())
@@ -87,6 +91,8 @@ def _derivative_check(case):
     with numerical_warnings_ignored():
       args, kwargs = data.draw(case.inputs())
       run_ad_case(case, args, kwargs)
+      if backend != "reference":
+        check_backend_derivatives(case, backend, args, kwargs)
 
   return Check(f"{case.name} (derivatives)", "conformance/autodiff", prop)
 
@@ -118,15 +124,16 @@ def _run_families(title, families, make_check):
 
 
 def _primitive_results(checked, covered_only):
-  """One row per primitive: PASS if all the cases exercising it (value and
-  derivative cases: `checked` pairs each case with its result) pass, FAIL if
-  any fails. With `covered_only` (a subset of the families ran), primitives
-  that no case ran are left out."""
+  """One row per primitive: PASS if all the cases exercising it pass, FAIL if
+  any fails. `checked` pairs each case (value and derivative cases) with its
+  result; a case exercises the primitives of the programs its checks traced
+  (OBSERVED_PRIMITIVES). With `covered_only` (a subset of the families
+  ran), primitives that no case ran are left out."""
   rows = []
+  observed = {id(c): OBSERVED_PRIMITIVES[c.name if isinstance(c, Case) else ad_case_key(c)]
+              for c, _ in checked}
   for name in sorted(core.PRIMITIVES):
-    # Every value case's backend check goes through the jit primitive.
-    covering = [(c, r) for c, r in checked
-                if name in c.primitives or (name == "jit" and isinstance(c, Case))]
+    covering = [(c, r) for c, r in checked if name in observed[id(c)]]
     failed = [r.name for _, r in covering if r.status == FAIL]
     if not covering:
       if not covered_only:
@@ -194,7 +201,7 @@ def main(argv=None):
   _say()
   ad_checked = _run_families(
       "Derivative cases", {n: getattr(m, "AD_CASES", []) for n, m in modules.items()},
-      _derivative_check)
+      lambda c: _derivative_check(c, args.backend))
   ad_results = [r for _, r in ad_checked]
   _say()
   _say(format_report(ad_results))

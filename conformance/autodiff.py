@@ -21,10 +21,11 @@ import numpy as np
 
 import refimpl
 from refimpl import tree_util
-from conformance.cases import family_module, family_names
+from conformance.cases import (OBSERVED_PRIMITIVES, family_module, family_names,
+                               program_primitives, run_jitted)
 
 __all__ = ["ADCase", "all_ad_cases", "check_jvp", "check_vjp", "check_grads",
-           "run_ad_case"]
+           "run_ad_case", "case_primitives", "check_backend_derivatives"]
 
 EPS = 1e-4
 RTOL = ATOL = 1e-5   # for float64 central differences with EPS
@@ -37,7 +38,10 @@ class ADCase:
   `inputs()` returns a strategy of `(args, kwargs)`: args are float64 or
   complex128 NumPy arrays (the differentiated inputs), kwargs static Python
   values. `modes` is a subset of ("fwd", "rev"); `order` 1 or 2.
-  `primitives` lists the primitives whose rules the case exercises.
+  `primitives` names the primitives whose differentiation rules the case
+  exercises, those only reached under another transformation included (a
+  collective's under vmap, `add_any` in derivative programs): what the
+  rule-coverage tests count (tests/test_conformance_autodiff.py).
   """
 
   name: str
@@ -138,10 +142,47 @@ def check_grads(fn, args, order=1, modes=("fwd", "rev"), rtol=RTOL, atol=ATOL, e
                     order - 1, modes, rtol, atol, eps)
 
 
+def ad_case_key(case):
+  """The key of a derivative case in OBSERVED_PRIMITIVES."""
+  return f"{case.name} (derivatives)"
+
+
+def case_primitives(case, args, kwargs):
+  """The primitives of the derivative case's function at an input (x64 on):
+  those whose differentiation rules its checks exercise."""
+  with refimpl.enable_x64():
+    traced = refimpl.jit(lambda *a: case.fn(*a, **kwargs)).trace(*[np.asarray(a) for a in args])
+  return program_primitives(traced.jaxpr.jaxpr)
+
+
 def run_ad_case(case, args, kwargs):
-  """Runs `check_grads` for one drawn input of `case`."""
-  check_grads(lambda *a: case.fn(*a, **kwargs), args, case.order, case.modes,
+  """Runs `check_grads` for one drawn input of `case`, recording the
+  primitives of its function (whose derivative rules are checked)."""
+  fn = lambda *a: case.fn(*a, **kwargs)
+  OBSERVED_PRIMITIVES[ad_case_key(case)] |= case_primitives(case, args, kwargs)
+  check_grads(fn, args, case.order, case.modes,
               rtol=case.rtol or RTOL, atol=case.atol or ATOL, eps=case.eps or EPS)
+
+
+def check_backend_derivatives(case, backend, args, kwargs):
+  """The jit of the case's JVP ("fwd" mode) and VJP ("rev") on `backend`
+  agree with the reference backend's, at one drawn input (x64 on)."""
+  fn = lambda *a: case.fn(*a, **kwargs)
+  rtol, atol = case.rtol or RTOL, case.atol or ATOL
+  with refimpl.enable_x64():
+    args = [np.asarray(a) for a in args]
+    rng = _rng(args)
+    programs = []
+    if "fwd" in case.modes:
+      tangents = tuple(_random_like(rng, a) for a in args)
+      programs.append(("JVP", lambda *xs: refimpl.jvp(fn, xs, tangents)))
+    if "rev" in case.modes:
+      cts = tree_util.tree_map(lambda o: _random_like(rng, o), fn(*args))
+      programs.append(("VJP", lambda *xs: refimpl.vjp(fn, *xs)[1](cts)))
+    for what, program in programs:
+      actual = run_jitted(program, backend, args, ad_case_key(case))
+      expected = refimpl.jit(program, backend="reference")(*args)
+      _assert_close(actual, expected, rtol, atol, f"the {what} on {backend}")
 
 
 def all_ad_cases():

@@ -20,7 +20,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import refimpl
-from conformance.cases import compare_outputs
+from conformance.cases import CONTRACTION_SLACK, compare_outputs, run_jitted
 
 __all__ = ["check_vmap", "loop_over_batch"]
 
@@ -58,8 +58,9 @@ def _loop(fn, members, depth, levels):
   return [np.stack(leaves) for leaves in zip(*outs)]
 
 
-def check_vmap(case, data):
-  """`vmap` of the case's function equals the loop over the batch."""
+def check_vmap(case, data, backend="reference"):
+  """`vmap` of the case's function equals the loop over the batch: evaluated
+  eagerly, and for a backend other than the reference, jitted on it."""
   args, kwargs = data.draw(case.inputs())
   leaves, tree = refimpl.tree_util.tree_flatten(tuple(args))   # lists of arrays too
   arrays = [i for i, a in enumerate(leaves) if isinstance(a, np.ndarray)]
@@ -94,8 +95,12 @@ def check_vmap(case, data):
     mapped = refimpl.vmap(mapped, in_axes=in_axes[depth],
                           out_axes=out_axis if levels == 1 else 0,
                           axis_size=None if positions else sizes[depth])
-  actual = mapped(*_stack_args(members, positions, in_axes, 0))
-  compare_outputs(refimpl.tree_util.tree_leaves(actual), expected, case)
+  stacked = _stack_args(members, positions, in_axes, 0)
+  if backend == "reference":
+    actual, slack = mapped(*stacked), 1
+  else:
+    actual, slack = run_jitted(mapped, backend, stacked, case.name), CONTRACTION_SLACK
+  compare_outputs(refimpl.tree_util.tree_leaves(actual), expected, case, rtol_scale=slack)
 
 
 def loop_over_batch(fn, in_axes, *args):

@@ -16,6 +16,7 @@ primitives, each exporting `CASES`; `all_cases()` collects them (`family_names()
 lists the families).
 """
 
+import collections
 import contextlib
 import dataclasses
 import importlib
@@ -26,11 +27,13 @@ from typing import Callable
 import numpy as np
 
 import refimpl
+from refimpl.jaxpr import subjaxprs
 from conformance.divergences import DIVERGENCES
 from conformance.strategies import TOLERANCES, assert_close
 
 __all__ = ["Case", "all_cases", "family_names", "family_module", "check_against_numpy",
-           "check_backend", "compare_outputs"]
+           "check_backend", "compare_outputs", "program_primitives", "run_jitted",
+           "OBSERVED_PRIMITIVES"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,8 +43,7 @@ class Case:
   `inputs()` returns a strategy of `(args, kwargs)`: args are NumPy arrays or
   scalars (traced under jit), kwargs are static Python values. `numpy_fn` is
   called the same way; None means the case only checks backends against the
-  reference. `primitives` lists the primitives the function lowers to, for
-  the per-primitive report. `divergence` names the DIVERGENCES entry that
+  reference. `divergence` names the DIVERGENCES entry that
   gives the expected result where JAX and NumPy differ. `rtol`/`atol`
   override the dtype's tolerance for functions that amplify rounding.
   """
@@ -50,7 +52,6 @@ class Case:
   fn: Callable
   inputs: Callable
   numpy_fn: Callable | None = None
-  primitives: tuple = ()
   divergence: str | None = None
   rtol: float | None = None
   atol: float | None = None
@@ -104,14 +105,42 @@ from the eager one: a compiled program rounds a fused multiply-add once
 a sum of logs: `jsp.beta`)."""
 
 
+OBSERVED_PRIMITIVES = collections.defaultdict(set)
+"""Case name -> the primitives of the programs jit handed a backend for the
+case's checks (their sub-jaxprs' included): what the per-primitive report
+counts."""
+
+
+def program_primitives(jaxpr):
+  """The names of the primitives of `jaxpr`'s equations and its sub-jaxprs'."""
+  names = {eqn.primitive.name for eqn in jaxpr.eqns}
+  for sub in subjaxprs(jaxpr):
+    names |= program_primitives(sub)
+  return names
+
+
+def run_jitted(fn, backend, args, case_name):
+  """`jit(fn, backend=backend)(*args)`, recording in OBSERVED_PRIMITIVES the
+  primitives of the program the backend receives."""
+  traced = refimpl.jit(fn, backend=backend).trace(*args)
+  OBSERVED_PRIMITIVES[case_name] |= program_primitives(traced.jaxpr.jaxpr) | {"jit"}
+  return traced.lower().compile()(*args)
+
+
 def check_backend(case, backend, args, kwargs):
-  """`jit(fn, backend=backend)` agrees with the eager reference implementation
-  (within CONTRACTION_SLACK times the case's relative tolerance)."""
-  expected = case.fn(*args, **kwargs)
-  actual = refimpl.jit(lambda *a: case.fn(*a, **kwargs), backend=backend)(*args)
+  """`jit(fn, backend=backend)` agrees with the reference: with the eager
+  reference implementation (within CONTRACTION_SLACK times the case's
+  relative tolerance) for the reference backend, with the reference
+  backend's jit (within the case's tolerance) for any other."""
+  fn = lambda *a: case.fn(*a, **kwargs)
+  actual = run_jitted(fn, backend, args, case.name)
+  if backend == "reference":
+    expected, slack = case.fn(*args, **kwargs), CONTRACTION_SLACK
+  else:
+    expected, slack = refimpl.jit(fn, backend="reference")(*args), 1
   for a, e in zip(_leaves(actual), _leaves(expected)):
     assert a.dtype == e.dtype, f"{case.name}: dtype {a.dtype}, reference gives {e.dtype}"
-  compare_outputs(actual, expected, case, rtol_scale=CONTRACTION_SLACK)
+  compare_outputs(actual, expected, case, rtol_scale=slack)
 
 
 def family_names():

@@ -2,23 +2,21 @@
 
 A jaxpr is lowered to the source of one Python function (`lower.lower_program`),
 written to a module file named by the source's hash in the cache directory
-and compiled by Numba with `cache=True`, so a later process loads the
-compiled code instead of compiling it again. The source is generic in
-shape (its static integers and literal values are arguments), so programs
-of one structure, dtypes and ranks share one compiled function.
+(numba_backend/cache.py) and compiled by Numba with `cache=True`, so a later
+process loads the compiled code instead of compiling it again. The source
+is generic in shape (its static integers and literal values are arguments),
+so programs of one structure, dtypes and ranks share one compiled function.
 """
 
 import hashlib
-import importlib.util
 import os
-import sys
-import threading
 
 import numba
 import numpy as np
 
 from refimpl import core, dtypes
-from numba_backend import lower, rules  # noqa: F401 (rules registers the lowering rules)
+from numba_backend import cache, lower, rules  # noqa: F401 (rules registers the lowering rules)
+
 
 def _source_digest():
   """A hash of this package's source: generated programs call its kernels
@@ -48,45 +46,6 @@ from numba_backend import kernels as K, scalars as S
 '''
 
 
-def cache_dir():
-  """Where generated modules and Numba's compiled code are kept:
-  `$REFIMPL_NUMBA_CACHE_DIR`, else ~/.cache/refimpl/numba."""
-  path = os.environ.get("REFIMPL_NUMBA_CACHE_DIR")
-  if not path:
-    path = os.path.join(os.path.expanduser("~"), ".cache", "refimpl", "numba")
-  return path
-
-
-_programs = {}   # source -> compiled function, in this process
-_lock = threading.Lock()
-
-
-def _load(source):
-  """The Numba function of `source` (a `program` definition), from the
-  module file of its hash, written if missing."""
-  function = _programs.get(source)
-  if function is not None:
-    return function
-  with _lock:
-    text = _HEADER + source
-    digest = hashlib.sha256(f"{VERSION}\0{text}".encode()).hexdigest()[:32]
-    directory = cache_dir()
-    os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, f"program_{digest}.py")
-    if not os.path.exists(path):
-      temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-      with open(temporary, "w") as f:
-        f.write(text)
-      os.replace(temporary, path)   # atomic: a reader sees no file or a whole one
-    name = f"numba_backend_program_{digest}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    function = _programs[source] = module.program
-  return function
-
-
 def _storage(aval):
   """(the dtype of an argument's data in the program, the dtype it is viewed as on return)."""
   dtype = dtypes.numpy_dtype(core.physical_aval(aval).dtype)
@@ -98,19 +57,27 @@ def compile(closed_jaxpr):
   the jaxpr's inputs as NumPy arrays and returns the list of its outputs."""
   jaxpr = closed_jaxpr.jaxpr
   source, dims, constants = lower.lower_program(jaxpr)
-  program = _load(source)
+  text = _HEADER + source
+  program = cache.program(text, hashlib.sha256(f"{VERSION}\0{text}".encode()).hexdigest()[:32])
   in_storage = [_storage(v.aval) for v in jaxpr.invars]
   out_avals = [core.physical_aval(a.aval) for a in jaxpr.outvars]
   out_storage = [_storage(a) for a in out_avals]
 
   def run(*args):
-    data = [np.ascontiguousarray(x).view(storage) if storage != dtype else np.ascontiguousarray(x)
-            for x, (storage, dtype) in zip(args, in_storage)]
+    data = [_argument(x, storage) for x, (storage, _) in zip(args, in_storage)]
     outs = program(dims, *constants, *data)
     return [_output(out, aval, storage, dtype)
             for out, aval, (storage, dtype) in zip(outs, out_avals, out_storage)]
 
   return run
+
+
+def _argument(x, storage):
+  """`x` as the program takes it: C-contiguous, of its storage dtype, and
+  read-only (always, so that Numba compiles the program for one signature)."""
+  x = np.ascontiguousarray(x).view(storage)
+  x.flags.writeable = False
+  return x
 
 
 def _output(out, aval, storage, dtype):

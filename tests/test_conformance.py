@@ -8,7 +8,7 @@ There are hundreds of cases, so each runs a third of the profile's examples
 """
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import Phase, find, given, settings, strategies as st
 
 from conformance.cases import (all_cases, check_against_numpy, check_backend,
                                numerical_warnings_ignored)
@@ -34,3 +34,22 @@ def test_jit_reference_backend_matches_eager(case, data):
   with numerical_warnings_ignored():
     args, kwargs = data.draw(case.inputs())
     check_backend(case, "reference", args, kwargs)
+
+
+def test_a_case_exercises_the_primitives_of_the_program_the_backend_received():
+  """The per-primitive report counts what jit handed the backend, sub-jaxprs
+  included (nn.sparse_sigmoid traces max and min, not clamp)."""
+  import numpy as np
+  from conformance.cases import OBSERVED_PRIMITIVES
+  case = next(c for c in CASES if c.name == "nn.sparse_sigmoid")
+  check_backend(case, "reference", (np.linspace(-2, 2, 5, dtype=np.float32),), {})
+  observed = OBSERVED_PRIMITIVES[case.name]
+  assert {"jit", "max", "min"} <= observed and "clamp" not in observed
+  scan = next(c for c in CASES if c.name.startswith("lax.scan"))
+  with numerical_warnings_ignored():
+    args, kwargs = find(scan.inputs(), lambda _: True,
+                        settings=settings(database=None, derandomize=True,
+                                          phases=[Phase.generate]))
+    check_backend(scan, "reference", args, kwargs)
+  assert "scan" in OBSERVED_PRIMITIVES[scan.name]
+  assert len(OBSERVED_PRIMITIVES[scan.name]) > 2   # the body's primitives too

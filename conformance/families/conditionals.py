@@ -125,15 +125,12 @@ def _array():
 
 
 CASES = [
-    Case("lax.cond", _cond, _pred_and_array, _cond_np, ("cond",)),
-    Case("lax.cond (predicate from data)", _cond_on_data, _array, _cond_on_data_np, ("cond",)),
-    Case("lax.cond (pytrees)", _pytree, _pred_and_two_arrays, _pytree_np, ("cond",)),
-    Case("lax.switch", _switch, _index_and_array, _switch_np, ("cond", "clamp"),
-         rtol=1e-6),
-    Case("jnp.piecewise", _piecewise, _array, _piecewise_np,
-         ("jit", "select_n", "cumsum", "argmax")),
-    Case("jnp.piecewise (constants)", _piecewise_consts, _array, _piecewise_consts_np,
-         ("jit", "select_n", "cumsum", "argmax")),
+    Case("lax.cond", _cond, _pred_and_array, _cond_np),
+    Case("lax.cond (predicate from data)", _cond_on_data, _array, _cond_on_data_np),
+    Case("lax.cond (pytrees)", _pytree, _pred_and_two_arrays, _pytree_np),
+    Case("lax.switch", _switch, _index_and_array, _switch_np, rtol=1e-6),
+    Case("jnp.piecewise", _piecewise, _array, _piecewise_np),
+    Case("jnp.piecewise (constants)", _piecewise_consts, _array, _piecewise_consts_np),
 ]
 
 

@@ -99,12 +99,9 @@ def _conv_1d_inputs(dtype_list=S.FLOAT_DTYPES + S.COMPLEX_DTYPES):
 
 CASES = [
     Case("lax.conv_general_dilated", lax.conv_general_dilated,
-         lambda: S.conv_inputs(NUMERIC), numpy_conv_general_dilated,
-         ("conv_general_dilated",)),
-    Case("jnp.convolve", jnp.convolve, _conv_1d_inputs, _conv_1d(np.convolve),
-         ("conv_general_dilated",)),
-    Case("jnp.correlate", jnp.correlate, _conv_1d_inputs, _conv_1d(np.correlate),
-         ("conv_general_dilated",)),
+         lambda: S.conv_inputs(NUMERIC), numpy_conv_general_dilated),
+    Case("jnp.convolve", jnp.convolve, _conv_1d_inputs, _conv_1d(np.convolve)),
+    Case("jnp.correlate", jnp.correlate, _conv_1d_inputs, _conv_1d(np.correlate)),
 ]
 
 

@@ -143,28 +143,22 @@ def _dynamic_update_slice_inputs(draw):
 
 
 LAX_SLICE_CASES = [
-    Case("lax.slice", lax.slice, _slice_inputs, _slice, ("slice",)),
-    Case("lax.slice_in_dim", lax.slice_in_dim, _slice_in_dim_inputs, _slice_in_dim,
-         ("slice",)),
-    Case("lax.index_in_dim", lax.index_in_dim, _index_in_dim_inputs, _index_in_dim,
-         ("slice", "squeeze")),
+    Case("lax.slice", lax.slice, _slice_inputs, _slice),
+    Case("lax.slice_in_dim", lax.slice_in_dim, _slice_in_dim_inputs, _slice_in_dim),
+    Case("lax.index_in_dim", lax.index_in_dim, _index_in_dim_inputs, _index_in_dim),
     Case("lax.dynamic_slice", lambda x, *starts, slice_sizes: lax.dynamic_slice(
-        x, starts, slice_sizes), _dynamic_slice_inputs, primitives=("dynamic_slice",),
-         divergence="dynamic_slice_clamps_start"),
+        x, starts, slice_sizes), _dynamic_slice_inputs, divergence="dynamic_slice_clamps_start"),
     Case("lax.dynamic_slice_in_dim", lax.dynamic_slice_in_dim, _in_dim_inputs,
-         primitives=("dynamic_slice",), divergence="dynamic_slice_clamps_start"),
-    Case("lax.dynamic_index_in_dim", lax.dynamic_index_in_dim,
-         lambda: _in_dim_inputs(index=True), primitives=("dynamic_slice", "squeeze"),
          divergence="dynamic_slice_clamps_start"),
+    Case("lax.dynamic_index_in_dim", lax.dynamic_index_in_dim,
+         lambda: _in_dim_inputs(index=True), divergence="dynamic_slice_clamps_start"),
     Case("lax.dynamic_update_slice", lambda x, update, *starts: lax.dynamic_update_slice(
         x, update, starts), _dynamic_update_slice_inputs,
-         primitives=("dynamic_update_slice",), divergence="dynamic_update_slice_clamps_start"),
+         divergence="dynamic_update_slice_clamps_start"),
     Case("lax.dynamic_update_slice_in_dim", lax.dynamic_update_slice_in_dim,
-         lambda: _in_dim_inputs(update=True), primitives=("dynamic_update_slice",),
-         divergence="dynamic_update_slice_clamps_start"),
+         lambda: _in_dim_inputs(update=True), divergence="dynamic_update_slice_clamps_start"),
     Case("lax.dynamic_update_index_in_dim", lax.dynamic_update_index_in_dim,
-         lambda: _in_dim_inputs(update=True, index=True), primitives=("dynamic_update_slice",),
-         divergence="dynamic_update_slice_clamps_start"),
+         lambda: _in_dim_inputs(update=True, index=True), divergence="dynamic_update_slice_clamps_start"),
 ]
 
 
@@ -250,16 +244,16 @@ def _equal_duplicate_updates(shape, indices, index_map, updates, window_dims, mo
   return np.moveaxis(updates, list(range(len(batch_shape), updates.ndim)), list(window_dims))
 
 
-def _scatter_case(op, dtype_list, primitive):
+def _scatter_case(op, dtype_list):
   fn = lambda x, indices, updates, dimension_numbers, mode, op: getattr(lax, op)(
       x, indices, updates, dimension_numbers, mode=mode)
   drop = [lax.GatherScatterMode.FILL_OR_DROP, lax.GatherScatterMode.PROMISE_IN_BOUNDS]
   return [
       Case(f"lax.{op}", fn, lambda: _scatter_inputs(op, drop, dtype_list),
-           primitives=(primitive,), divergence="scatter_drops_out_of_bounds"),
+           divergence="scatter_drops_out_of_bounds"),
       Case(f"lax.{op}[clip]", fn,
            lambda: _scatter_inputs(op, [lax.GatherScatterMode.CLIP], dtype_list),
-           primitives=(primitive,), divergence="scatter_clamps_out_of_bounds"),
+           divergence="scatter_clamps_out_of_bounds"),
   ]
 
 
@@ -283,21 +277,21 @@ def _scatter_apply(x, indices, dimension_numbers, update_shape):
 GATHER_SCATTER_CASES = [
     Case("lax.gather", lax.gather, lambda: _gather_inputs(
         [lax.GatherScatterMode.CLIP, lax.GatherScatterMode.PROMISE_IN_BOUNDS]),
-         primitives=("gather",), divergence="gather_clamps_out_of_bounds"),
+         divergence="gather_clamps_out_of_bounds"),
     Case("lax.gather[fill]", lax.gather,
          lambda: _gather_inputs([lax.GatherScatterMode.FILL_OR_DROP]),
-         primitives=("gather",), divergence="gather_fills_out_of_bounds"),
-    *_scatter_case("scatter", ALL, "scatter"),
-    *_scatter_case("scatter_add", NUMERIC, "scatter-add"),
-    *_scatter_case("scatter_sub", NUMERIC, "scatter-sub"),
-    *_scatter_case("scatter_mul", NUMERIC, "scatter-mul"),
-    *_scatter_case("scatter_min", ALL, "scatter-min"),
-    *_scatter_case("scatter_max", ALL, "scatter-max"),
+         divergence="gather_fills_out_of_bounds"),
+    *_scatter_case("scatter", ALL),
+    *_scatter_case("scatter_add", NUMERIC),
+    *_scatter_case("scatter_sub", NUMERIC),
+    *_scatter_case("scatter_mul", NUMERIC),
+    *_scatter_case("scatter_min", ALL),
+    *_scatter_case("scatter_max", ALL),
     # An elementwise function of the hit elements; v + 1 keeps v's dtype.
     Case("lax.scatter_apply", lambda x, indices, dimension_numbers, update_shape:
          lax.scatter_apply(x, indices, lambda v: v + 1, dimension_numbers,
                            update_shape=update_shape),
-         _scatter_apply_inputs, _scatter_apply, ("scatter",)),
+         _scatter_apply_inputs, _scatter_apply),
 ]
 
 
@@ -403,34 +397,32 @@ def _axis_index(axis, index):
 
 JNP_CASES = [
     Case("jnp getitem", lambda x, idx: jnp.asarray(x)[idx], _getitem_inputs,
-         lambda x, idx: x[idx], ("slice", "dynamic_slice", "gather", "squeeze", "rev")),
+         lambda x, idx: x[idx]),
     Case("jnp getitem[out of bounds]", lambda x, index, axis: jnp.asarray(x)[
-        _axis_index(axis, index)], _out_of_bounds_inputs, primitives=("gather",),
-         divergence="getitem_clamps_out_of_bounds"),
+        _axis_index(axis, index)], _out_of_bounds_inputs, divergence="getitem_clamps_out_of_bounds"),
     Case("x.at[idx].get", lambda x, idx: jnp.asarray(x).at[idx].get(), _getitem_inputs,
-         lambda x, idx: x[idx], ("gather",)),
-    Case("x.at[idx].set", _at("set"), lambda: _update_inputs(ALL, True), _numpy_set,
-         ("scatter",)),
+         lambda x, idx: x[idx]),
+    Case("x.at[idx].set", _at("set"), lambda: _update_inputs(ALL, True), _numpy_set),
     Case("x.at[idx].add", _at("add"), lambda: _update_inputs(NUMERIC, False),
-         _numpy_update(np.add), ("scatter-add",)),
+         _numpy_update(np.add)),
     Case("x.at[idx].subtract", _at("subtract"), lambda: _update_inputs(NUMERIC, False),
-         _numpy_update(np.subtract), ("scatter-sub",)),
+         _numpy_update(np.subtract)),
     Case("x.at[idx].mul", _at("mul"), lambda: _update_inputs(NUMERIC, False),
-         _numpy_update(np.multiply), ("scatter-mul",)),
+         _numpy_update(np.multiply)),
     Case("x.at[idx].min", _at("min"), lambda: _update_inputs(ALL, False),
-         _numpy_update(np.minimum), ("scatter-min",)),
+         _numpy_update(np.minimum)),
     Case("x.at[idx].max", _at("max"), lambda: _update_inputs(ALL, False),
-         _numpy_update(np.maximum), ("scatter-max",)),
+         _numpy_update(np.maximum)),
     Case("x.at[idx].divide", _at("divide"), lambda: _update_inputs(INEXACT, False),
-         _numpy_divide, ("scatter-mul", "div")),
+         _numpy_divide),
     Case("x.at[idx].apply", lambda x, idx: jnp.asarray(x).at[idx].apply(lambda v: v + 1),
          _getitem_inputs_numeric,
-         lambda x, idx: _numpy_update(np.add)(x, np.ones((), x.dtype), idx), ("scatter",)),
+         lambda x, idx: _numpy_update(np.add)(x, np.ones((), x.dtype), idx)),
     Case("x.at[index].set[traced index]", lambda x, index, y, axis: jnp.asarray(x).at[
-        _axis_index(axis, index)].set(y), _traced_set_inputs, _numpy_set_along, ("scatter",)),
+        _axis_index(axis, index)].set(y), _traced_set_inputs, _numpy_set_along),
     Case("x.at[idx].add[out of bounds]", lambda x, index, y, axis: jnp.asarray(x).at[
         _axis_index(axis, index)].add(y), lambda: _out_of_bounds_inputs(with_values=True),
-         primitives=("scatter-add",), divergence="index_update_drops_out_of_bounds"),
+         divergence="index_update_drops_out_of_bounds"),
 ]
 
 CASES = LAX_SLICE_CASES + GATHER_SCATTER_CASES + JNP_CASES

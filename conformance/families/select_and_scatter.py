@@ -86,11 +86,11 @@ def _gather_add(tangents, operand, window_dimensions, window_strides):
 
 CASES = [
     Case("select_and_scatter_add", _scatter_add, lambda: _operand_and_window(True),
-         _np_scatter_add, ("select_and_scatter_add",)),
+         _np_scatter_add),
     Case("select_and_scatter", _scatter_generic, lambda: _operand_and_window(True),
-         _np_scatter_add, ("select_and_scatter",)),
+         _np_scatter_add),
     Case("select_and_gather_add", _gather_add, lambda: _operand_and_window(False),
-         _np_gather_add, ("select_and_gather_add",)),
+         _np_gather_add),
 ]
 
 

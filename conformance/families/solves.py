@@ -148,18 +148,18 @@ def _cubic_inputs(dtype_list):
 
 CASES = [
     Case("lax.custom_linear_solve", linear_solve, system_inputs, _np_solve,
-         ("custom_linear_solve",), **TOL),
+         **TOL),
     Case("lax.custom_linear_solve symmetric", symmetric_linear_solve, system_inputs,
-         _np_symmetric_solve, ("custom_linear_solve",), **TOL),
+         _np_symmetric_solve, **TOL),
     Case("lax.custom_linear_solve pytree", pytree_linear_solve, system_inputs,
-         _np_pytree_solve, ("custom_linear_solve",), **TOL),
+         _np_pytree_solve, **TOL),
     Case("lax.custom_linear_solve has_aux", aux_linear_solve, system_inputs, _np_solve,
-         ("custom_linear_solve",), **TOL),
+         **TOL),
     Case("lax.custom_root sqrt", sqrt_root,
          lambda: S.bounded_case_inputs([np.float32], 1, 1.0, 10.0), np.sqrt,
-         ("custom_jvp_call",), rtol=1e-5, atol=1e-6),
+         rtol=1e-5, atol=1e-6),
     Case("lax.custom_root cubic", cubic_root, lambda: _cubic_inputs([np.float32]),
-         _np_cubic_root, ("custom_jvp_call",), rtol=1e-5, atol=1e-5),
+         _np_cubic_root, rtol=1e-5, atol=1e-5),
 ]
 
 AD_CASES = [

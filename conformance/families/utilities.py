@@ -61,7 +61,7 @@ def _window_case(name):
   # float32 against NumPy's float64: cancellation near the window's zeros
   # leaves absolute errors of a few float32 ulps of 1.
   return Case(f"jnp.{name}", getattr(jnp, name), _window_inputs, getattr(np, name),
-              ("iota", "cos"), atol=1e-6)
+              atol=1e-6)
 
 
 def _kaiser_inputs():
@@ -72,26 +72,20 @@ def _kaiser_inputs():
 
 CASES = [
     Case("jnp.iscomplex", jnp.iscomplex, lambda: S.case_inputs(REAL_AND_COMPLEX),
-         np.iscomplex, ("imag", "ne")),
+         np.iscomplex),
     Case("jnp.isreal", jnp.isreal, lambda: S.case_inputs(REAL_AND_COMPLEX),
-         np.isreal, ("imag", "eq")),
-    Case("jnp.packbits", jnp.packbits, _packbits_inputs, np.packbits,
-         ("ne", "pad", "shift_left", "reduce_sum")),
-    Case("jnp.unpackbits", jnp.unpackbits, _unpackbits_inputs, np.unpackbits,
-         ("and", "gt", "reshape")),
+         np.isreal),
+    Case("jnp.packbits", jnp.packbits, _packbits_inputs, np.packbits),
+    Case("jnp.unpackbits", jnp.unpackbits, _unpackbits_inputs, np.unpackbits),
     Case("jnp.block", lambda a, b: jnp.block([[a, b], [b, a]]),
-         lambda: S.same_shape_arrays(), lambda a, b: np.block([[a, b], [b, a]]),
-         ("concatenate",)),
+         lambda: S.same_shape_arrays(), lambda a, b: np.block([[a, b], [b, a]])),
     Case("jnp.apply_along_axis",
          lambda a, axis: jnp.apply_along_axis(lambda v: jnp.stack([v[-1], v[0]]), axis, a),
          _along_axis_inputs,
-         lambda a, axis: np.apply_along_axis(lambda v: np.stack([v[-1], v[0]]), axis, a),
-         ("slice", "concatenate")),
+         lambda a, axis: np.apply_along_axis(lambda v: np.stack([v[-1], v[0]]), axis, a)),
     Case("jnp.apply_over_axes", lambda a, axes: jnp.apply_over_axes(jnp.max, a, axes),
-         _over_axes_inputs, lambda a, axes: np.apply_over_axes(np.max, a, axes),
-         ("reduce_max",)),
+         _over_axes_inputs, lambda a, axes: np.apply_over_axes(np.max, a, axes)),
     *(_window_case(name) for name in ("bartlett", "blackman", "hamming", "hanning")),
     Case("jnp.kaiser", lambda beta, M: jnp.kaiser(M, beta), _kaiser_inputs,
-         lambda beta, M: np.kaiser(M, beta), ("iota", "sqrt", "bessel_i0e"),
-         rtol=1e-5, atol=1e-6),
+         lambda beta, M: np.kaiser(M, beta), rtol=1e-5, atol=1e-6),
 ]

@@ -144,15 +144,15 @@ def _nested_np(x):
 
 
 CASES = [
-    Case("lax.while_loop.count_up", _count_up, _count_up_inputs, _count_up_np, ("while",)),
-    Case("lax.while_loop.collatz", _collatz, _collatz_inputs, _collatz_np, ("while",)),
+    Case("lax.while_loop.count_up", _count_up, _count_up_inputs, _count_up_np),
+    Case("lax.while_loop.collatz", _collatz, _collatz_inputs, _collatz_np),
     Case("lax.while_loop.newton_sqrt", _newton_sqrt, lambda: _positive_floats(np.float32),
-         _newton_sqrt_np, ("while",), rtol=1e-6, atol=1e-6),
+         _newton_sqrt_np, rtol=1e-6, atol=1e-6),
     Case("lax.while_loop.damped_sines", _damped_sines,
          lambda: S.bounded_case_inputs([np.float32], 1, -2.0, 2.0, max_dims=2),
-         _damped_sines_np, ("while",), rtol=1e-5, atol=1e-5),
+         _damped_sines_np, rtol=1e-5, atol=1e-5),
     Case("lax.while_loop.nested", _nested, lambda: _positive_floats(np.float32, max_dims=1, min_side=1),
-         _nested_np, ("while",)),
+         _nested_np),
 ]
 
 AD_CASES = [

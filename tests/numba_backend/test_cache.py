@@ -1,0 +1,116 @@
+"""The numba backend's disk cache: a later process loads a compiled program
+instead of compiling it, damaged entries are detected and rebuilt, two
+processes filling one entry at once both get it right, the directory stays
+under its size bound, and `clear` empties it."""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("numba")
+
+# Runs a jitted program on the numba backend and prints its result and
+# whether Numba loaded the program from its cache (hits) or compiled it.
+_PROGRAM = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import refimpl as jax, refimpl.numpy as jnp
+    from numba_backend import cache
+    scale = float(sys.argv[1])
+    f = jax.jit(lambda x: jnp.sin(x) * scale + 1.0, backend="numba")
+    out = f(np.arange(4, dtype=np.float32))
+    program = next(iter(cache._memory.values())).dispatcher
+    print(json.dumps({"out": np.asarray(out).tolist(),
+                      "hits": sum(program.stats.cache_hits.values()),
+                      "misses": sum(program.stats.cache_misses.values())}))
+""")
+
+
+def _run(cache_dir, scale=2.0, **env):
+  result = subprocess.run(
+      [sys.executable, "-c", _PROGRAM, str(scale)], capture_output=True, text=True,
+      env={**os.environ, "REFIMPL_NUMBA_CACHE_DIR": str(cache_dir), **env}, timeout=300)
+  assert result.returncode == 0, result.stderr
+  return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _expected(scale=2.0):
+  import numpy as np
+  import refimpl as jax
+  import refimpl.numpy as jnp
+  return np.asarray(jax.jit(lambda x: jnp.sin(x) * scale + 1.0)(
+      np.arange(4, dtype=np.float32))).tolist()
+
+
+def _numba_files(cache_dir):
+  return sorted(glob.glob(os.path.join(cache_dir, "__pycache__", "program_*")))
+
+
+def test_a_later_process_loads_the_program_instead_of_compiling_it(tmp_path):
+  first = _run(tmp_path)
+  assert first["misses"] == 1 and first["hits"] == 0
+  second = _run(tmp_path, scale=3.0)   # a new literal value: the same program
+  assert second["hits"] == 1 and second["misses"] == 0
+  assert first["out"] == _expected(2.0) and second["out"] == _expected(3.0)
+  (sums,) = glob.glob(os.path.join(tmp_path, "program_*.sums"))
+  assert sorted(json.load(open(sums))) == [os.path.basename(p) for p in _numba_files(tmp_path)]
+
+
+@pytest.mark.parametrize("damage", ["flip a bit of the object code", "truncate the index",
+                                    "garble the module"])
+def test_a_damaged_entry_is_detected_and_rebuilt(tmp_path, damage):
+  _run(tmp_path)
+  if damage == "garble the module":
+    (path,) = glob.glob(os.path.join(tmp_path, "program_*.py"))
+  else:
+    suffix = ".nbc" if "object code" in damage else ".nbi"
+    (path,) = [p for p in _numba_files(tmp_path) if p.endswith(suffix)]
+  data = bytearray(open(path, "rb").read())
+  if damage == "truncate the index":
+    data = data[:len(data) // 2]
+  elif damage == "flip a bit of the object code":
+    data[len(data) // 2] ^= 0x10
+  else:
+    data = data.replace(b"np.sin(", b"np.cos(")   # a program computing something else
+  open(path, "wb").write(bytes(data))
+  rebuilt = _run(tmp_path)
+  assert rebuilt["misses"] == 1 and rebuilt["out"] == _expected()
+  assert _run(tmp_path)["hits"] == 1   # and the rebuilt entry is trusted again
+
+
+def test_two_processes_filling_one_entry_at_once_are_both_right(tmp_path):
+  env = {**os.environ, "REFIMPL_NUMBA_CACHE_DIR": str(tmp_path)}
+  processes = [subprocess.Popen([sys.executable, "-c", _PROGRAM, "2.0"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(2)]
+  results = [p.communicate(timeout=300) for p in processes]
+  for p, (out, err) in zip(processes, results):
+    assert p.returncode == 0, err
+    assert json.loads(out.strip().splitlines()[-1])["out"] == _expected()
+  # The lock made one of them wait and load what the other compiled.
+  assert sorted(json.loads(out.strip().splitlines()[-1])["misses"]
+                for out, _ in results) == [0, 1]
+  assert _run(tmp_path)["hits"] == 1
+
+
+def test_the_directory_stays_under_its_size_bound_and_clear_empties_it(tmp_path, monkeypatch):
+  _run(tmp_path)
+  (old,) = glob.glob(os.path.join(tmp_path, "program_*.py"))
+  entry_bytes = sum(os.path.getsize(p) for p in [*glob.glob(os.path.join(tmp_path, "program_*")),
+                                                 *_numba_files(tmp_path)])
+  code = _PROGRAM.replace("jnp.sin(x)", "jnp.cos(x)")   # another program, of about that size
+  subprocess.run([sys.executable, "-c", code, "2.0"], check=True, capture_output=True,
+                 env={**os.environ, "REFIMPL_NUMBA_CACHE_DIR": str(tmp_path),
+                      "REFIMPL_NUMBA_CACHE_MAX_MB": str(1.5 * entry_bytes / 2**20)}, timeout=300)
+  (new,) = glob.glob(os.path.join(tmp_path, "program_*.py"))
+  assert new != old   # the least recently used entry went
+
+  monkeypatch.setenv("REFIMPL_NUMBA_CACHE_DIR", str(tmp_path))
+  from numba_backend import cache
+  cache.clear()
+  assert not glob.glob(os.path.join(tmp_path, "program_*.py")) and not _numba_files(tmp_path)

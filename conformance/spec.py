@@ -3,8 +3,8 @@
 * docs/primitives.md: every primitive of `refimpl.core.PRIMITIVES`, grouped by
   the module that defines it, with its params (the keyword arguments of its
   reference rule), its semantics (the reference rule's docstring), its
-  shape/dtype rule's docstring where it has one, and the transformations it
-  supports.
+  shape/dtype rule's docstring where it has one, the transformations it
+  supports, and whether the numba backend lowers it.
 * docs/divergences.md: the table of deliberate divergences from NumPy
   (`conformance.divergences.DIVERGENCES`).
 
@@ -50,6 +50,12 @@ def _transforms(prim):
   return supported
 
 
+def _numba_lowering(prim):
+  from numba_backend.lower import lowering_of
+  import numba_backend  # noqa: F401 (registers the lowering rules)
+  return lowering_of(prim) or "not lowered (a LoweringError names it)"
+
+
 def operand_names(prim):
   """The positional parameters of the shape rule (the operands)."""
   signature = inspect.signature(prim.abstract_eval)
@@ -83,8 +89,8 @@ def primitives_markdown():
       "Generated from the primitive registry by `python -m conformance.spec`; do not edit.",
       "Each entry gives the primitive's params, its semantics (the docstring of its",
       "reference rule, which *is* the specification), its shape/dtype rule where that",
-      "rule documents more, and the transformations it supports. Every primitive can",
-      "be evaluated and staged under `jit`.",
+      "rule documents more, the transformations it supports, and how the numba backend",
+      "lowers it. Every primitive can be evaluated and staged under `jit`.",
       "",
       f"{len(prims)} primitives in {len(by_family)} families: "
       + ", ".join(f"[{family}](#{family.replace('.', '')})" for family in by_family) + ".",
@@ -104,6 +110,7 @@ def primitives_markdown():
       lines.append("Transformation rules: "
                    + (", ".join(supported) if supported else "none (evaluation and jit only)")
                    + ".")
+      lines.append(f"Numba backend: {_numba_lowering(prim)}.")
       lines += ["", _doc(prim.impl) or "(no docstring)", ""]
       shape_doc = _doc(prim.abstract_eval)
       if shape_doc:

@@ -66,7 +66,7 @@ def compile(closed_jaxpr):
   def run(*args):
     data = [_argument(x, storage) for x, (storage, _) in zip(args, in_storage)]
     outs = program(dims, *constants, *data)
-    return [_output(out, aval, storage, dtype)
+    return [_output(out, aval, storage, dtype, (*constants, *data))
             for out, aval, (storage, dtype) in zip(outs, out_avals, out_storage)]
 
   return run
@@ -80,7 +80,16 @@ def _argument(x, storage):
   return x
 
 
-def _output(out, aval, storage, dtype):
+def _output(out, aval, storage, dtype, inputs):
+  """A result of the program as refimpl takes it: of its dtype, and
+  read-only, so that refimpl's Array owns it without a copy; a result that
+  is (a view of) an input or a constant is copied first."""
   if not aval.shape:   # a scalar (16-bit floats: their float32 value)
-    return np.asarray(out).astype(dtype)
-  return out.view(dtype) if storage != dtype else out
+    out = np.asarray(out).astype(dtype)
+  else:
+    if any(np.may_share_memory(out, x) for x in inputs):
+      out = out.copy()
+    if storage != dtype:
+      out = out.view(dtype)
+  out.flags.writeable = False
+  return out

@@ -62,6 +62,21 @@ CALL = "call primitive"
 (`Primitive.call_jaxpr_param`) that has no rule of its own."""
 
 
+def lowering_of(primitive):
+  """How the backend lowers `primitive`, in words (None: it does not): the
+  coverage docs/primitives.md lists."""
+  kinds = []
+  if primitive in ELEMENTWISE_RULES:
+    kinds.append("elementwise (fused into loops)")
+  if primitive in RULES:
+    kinds.append("lowered")
+  elif primitive.call_jaxpr_param is not None and CALL in RULES:
+    kinds.append("inlined (a call primitive)")
+  if primitive in KEY_RULES:
+    kinds.append("on key arrays too")
+  return ", ".join(kinds) or None
+
+
 def register_elementwise(*primitives):
   def register(rule):
     for p in primitives:

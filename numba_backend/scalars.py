@@ -16,7 +16,6 @@ import math
 
 import numba
 import numpy as np
-from numba import types
 from numba.core.extending import intrinsic
 
 _JIT = dict(cache=True, error_model="numpy")

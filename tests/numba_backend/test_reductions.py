@@ -17,7 +17,7 @@ from tests.numba_backend.test_elementwise import check, run_x64
 
 pytest.importorskip("numba")
 
-SETTINGS = settings(max_examples=15, deadline=None)
+SETTINGS = settings(max_examples=10, deadline=None)
 RANK3 = cst.shapes(min_dims=3, max_dims=3)
 AXES = [(), (0,), (2,), (0, 2), (1, 2), (0, 1, 2)]
 X64 = [np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.complex128)]

@@ -44,7 +44,7 @@ def _exp(v):
 
 @scalar_jit
 def _is_integer(v):
-  return math.isfinite(v) and v == math.floor(v)
+  return math.isfinite(v) and v == np.floor(v)
 
 
 _LANCZOS_G = 6.024680040776729583740234375
@@ -104,7 +104,7 @@ def _lgamma(x):
   not the C library's), inf at the poles and at ±inf."""
   if not math.isfinite(x):
     return x if x != x else _inf
-  if x == math.floor(x) and x <= 2.0:
+  if x == np.floor(x) and x <= 2.0:
     return _inf if x <= 0.0 else 0.0
   absx = abs(x)
   if absx < 1e-20:
@@ -133,7 +133,7 @@ def digamma(x):
   psi = shift + math.log(z) - 0.5 / z - series
   if reflect:
     psi = psi - math.pi / math.tan(math.pi * (x - np.rint(x)))
-  if (x <= 0 and x == math.floor(x)) or x == -_inf:
+  if (x <= 0 and x == np.floor(x)) or x == -_inf:
     return _nan
   return psi
 
@@ -199,7 +199,7 @@ def zeta(x, q):
   if x < 1:
     return _nan
   if q <= 0:
-    if q == math.floor(q):
+    if q == np.floor(q):
       return _inf if _is_integer(x) and x % 2 == 0 else _nan
     if not _is_integer(x):
       return _nan
@@ -209,9 +209,9 @@ def zeta(x, q):
     return 0.0
   total = 0.0
   if q < 0:
-    shift = math.ceil(-q)
-    if shift > 10 ** 6:
+    if np.ceil(-q) > 10 ** 6:
       return _nan
+    shift = int(np.ceil(-q))
     terms = np.empty(shift)
     for k in range(shift):
       terms[k] = (q + k) ** -x

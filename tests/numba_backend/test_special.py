@@ -65,9 +65,13 @@ def temme_domain(a, x):
   return lax.select(large, lax.max(x, lax.mul(a, lax.full_like(a, 0.5))), x)
 
 
-BINARY = {"polygamma": lambda x, y: lax.polygamma(lax.floor(lax.abs(x)), y),
-          # q = -inf left out: the reference raises there (math.floor(-inf)).
-          "zeta": lambda x, y: lax.zeta(x, lax.max(y, lax.full_like(y, -1e4))),
+def finite_q(q):
+  """q, but at least -1e4: the reference's zeta raises at q = -inf (math.floor(-inf))."""
+  return lax.max(q, lax.full_like(q, -1e4))
+
+
+BINARY = {"polygamma": lambda x, y: lax.polygamma(lax.floor(lax.abs(x)), finite_q(y)),
+          "zeta": lambda x, y: lax.zeta(x, finite_q(y)),
           "igamma": lax.igamma, "igammac": lax.igammac,
           "igamma_grad_a": lambda a, x: lax.igamma_grad_a(a, temme_domain(a, x)),
           "random_gamma_grad": lambda a, x: lax.random_gamma_grad(a, temme_domain(a, x)),

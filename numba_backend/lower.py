@@ -290,6 +290,11 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True):
       i = end
       continue
     eqn = eqns[i]
+    if _broadcasting(eqn):
+      _lower_region(lowering, [_broadcast_operands(lowering, eqn, env, read)], env, read,
+                    last_read, i + 1)
+      i += 1
+      continue
     rule = (KEY_RULES if on_keys(eqn) else RULES).get(eqn.primitive)
     if rule is None and eqn.primitive.call_jaxpr_param is not None:
       rule = RULES.get(CALL)
@@ -313,6 +318,33 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True):
         env[v] = name
     i += 1
   return [read(a) for a in jaxpr.outvars]
+
+
+def _broadcasting(eqn):
+  """Whether `eqn` is elementwise with operands of the result's rank that
+  broadcast along size-1 dimensions (lax allows it; jnp broadcasts first)."""
+  return (eqn.primitive in ELEMENTWISE_RULES and eqn.primitive not in RULES
+          and not on_keys(eqn) and eqn.outvars[0].aval.shape
+          and any(a.aval.shape and a.aval.shape != eqn.outvars[0].aval.shape
+                  for a in eqn.invars))
+
+
+def _broadcast_operands(lowering, eqn, env, read):
+  """`eqn` reading, for each operand of another shape, a copy of it
+  broadcast to the result's shape (so that one loop evaluates it)."""
+  from numba_backend.rules.shapes import strided
+  from numba_backend.kernels import c_strides
+  from refimpl.jaxpr import Var
+  shape = eqn.outvars[0].aval.shape
+  invars = []
+  for a in eqn.invars:
+    if a.aval.shape and a.aval.shape != shape:
+      wide = Var(a.aval.update(shape=shape))
+      strides = [0 if n == 1 else s for n, s in zip(a.aval.shape, c_strides(a.aval.shape))]
+      env[wide] = strided(RuleContext(lowering, eqn), read(a), a.aval, wide.aval, 0, strides)
+      a = wide
+    invars.append(a)
+  return JaxprEqn(invars, eqn.outvars, eqn.primitive, eqn.params)
 
 
 def _lower_scalar(ctx, scalar_rule, operands, eqn):

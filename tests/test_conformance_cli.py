@@ -26,8 +26,8 @@ def _warning_negative(x):
   return jnp.negative(x)
 
 
-PASSING = Case("negative", _warning_negative, _inputs, np.negative, ("neg",))
-FAILING = Case("negative against positive", jnp.negative, _inputs, np.positive, ("neg",))
+PASSING = Case("negative", _warning_negative, _inputs, np.negative)
+FAILING = Case("negative against positive", jnp.negative, _inputs, np.positive)
 
 
 def _main(monkeypatch, capsys, cases, argv=("--family", "tiling")):

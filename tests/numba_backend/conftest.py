@@ -1,0 +1,19 @@
+"""The numba backend's differential tests compile one Numba program per
+family, dtype and rank: minutes of compiling on a fresh machine (seconds
+once the programs are in the disk cache). The default suite runs the files
+in DEFAULT; the others are marked `numba_full` and run on request:
+`python -m pytest -m numba_full` (or `-m ""` for everything)."""
+
+import pathlib
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+DEFAULT = {"test_cache.py", "test_calls.py", "test_control_flow.py", "test_host.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+  for item in items:
+    path = pathlib.Path(item.path).resolve()
+    if path.parent == HERE and path.name not in DEFAULT:
+      item.add_marker(pytest.mark.numba_full)

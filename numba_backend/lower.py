@@ -28,7 +28,6 @@ import numpy as np
 from refimpl import core, dtypes
 from refimpl.interpreters.eval import contractions, fma_signs
 from refimpl.jaxpr import DropVar, JaxprEqn, Literal
-from refimpl.core import Primitive
 
 
 class LoweringError(NotImplementedError):
@@ -373,9 +372,24 @@ def _contracted(jaxpr):
   return eqns
 
 
-fma_p = Primitive("fused_multiply_add")
+class _Operation:
+  """An operation of the equations the backend prepares for itself, which
+  is not a refimpl primitive (it is in no registry and no transformation
+  sees it)."""
+
+  multiple_results = False
+  call_jaxpr_param = None
+
+  def __init__(self, name):
+    self.name = name
+
+  def pp_params(self, params):
+    return params
+
+
+fma_p = _Operation("fused_multiply_add")
 """The equation of a product fused into its addition: operands (a, b, z) and
-params negate_product, negate_addend (`fma_signs`); the backend's own."""
+params negate_product, negate_addend (`fma_signs`)."""
 
 
 def _last_reads(eqns, outvars):

@@ -2,32 +2,15 @@
 (jaxpr structure, input types, backend, tracing config), and a program whose
 consts have new values (a function closing over new weights) reuses it."""
 
-import itertools
 
 import numpy as np
-import pytest
 
 import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import backends
-from refimpl.config import config
-
-_names = itertools.count()
 
 
-@pytest.fixture
-def counting_backend():
-  """The name of a fresh backend that counts its compiles (into `.compiles`)."""
-  compiled = []
 
-  def compile_counting(closed_jaxpr):
-    compiled.append(closed_jaxpr)
-    return backends.compile_reference(closed_jaxpr)
-
-  name = f"compile-counting-{next(_names)}"
-  backends.register_backend(name, compile_counting)
-  with config.option("backend", name):
-    yield compiled
 
 
 def test_a_jitted_function_called_ten_times_compiles_once(counting_backend):

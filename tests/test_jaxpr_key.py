@@ -4,7 +4,6 @@ top-level consts (program inputs) and the transformation-only params (custom
 rules, trees); what changes evaluation (a callback, a sub-jaxpr's consts)
 never shares a compiled program."""
 
-import itertools
 
 import numpy as np
 import pytest
@@ -12,27 +11,11 @@ from hypothesis import given, settings, strategies as st
 
 import refimpl as jax
 import refimpl.numpy as jnp
-from refimpl import backends
-from refimpl.config import config
 from refimpl.jaxpr import ClosedJaxpr
 
-_names = itertools.count()
 f32 = np.float32
 
 
-@pytest.fixture
-def compiles():
-  """The programs a fresh counting backend (the one jit uses) compiles."""
-  compiled = []
-
-  def compile_counting(closed_jaxpr):
-    compiled.append(closed_jaxpr)
-    return backends.compile_reference(closed_jaxpr)
-
-  name = f"key-counting-{next(_names)}"
-  backends.register_backend(name, compile_counting)
-  with config.option("backend", name):
-    yield compiled
 
 
 def _custom_jvp_square():
@@ -67,17 +50,17 @@ TRACED_TWICE = {
 
 
 @pytest.mark.parametrize("make", TRACED_TWICE.values(), ids=TRACED_TWICE.keys())
-def test_two_traces_of_the_same_program_share_a_key_and_compile_once(make, compiles):
+def test_two_traces_of_the_same_program_share_a_key_and_compile_once(make, counting_backend):
   x = np.linspace(-1, 1, 5, dtype=f32)
   first, second = make(), make()  # two functions: each is traced anew
   a, b = jax.make_jaxpr(first)(x), jax.make_jaxpr(second)(x)
   assert a.jaxpr.structural_key() == b.jaxpr.structural_key()
   assert a.structural_key() == b.structural_key()
   expected = jax.jit(first)(x)
-  assert compiles  # the program (and the jits inside it, which run as programs of their own)
-  compiled_first = len(compiles)
+  assert counting_backend  # the program (and the jits inside it, which run as programs of their own)
+  compiled_first = len(counting_backend)
   np.testing.assert_array_equal(jax.jit(second)(x), expected)
-  assert len(compiles) == compiled_first
+  assert len(counting_backend) == compiled_first
 
 
 def test_the_rules_still_tell_programs_apart_for_transformations():
@@ -120,11 +103,11 @@ def test_const_values_are_not_part_of_the_key():
   assert a == jax.make_jaxpr(lambda x: x + w1.copy())(np.float32(1))  # the same bytes
 
 
-def test_new_top_level_const_values_reuse_the_program(compiles):
+def test_new_top_level_const_values_reuse_the_program(counting_backend):
   for value in (1.0, 2.0, -0.0):
     w = np.full(3, value, f32)
     np.testing.assert_array_equal(jax.jit(lambda x: x / w)(np.ones(3, f32)), 1 / w)
-  assert len(compiles) == 1
+  assert len(counting_backend) == 1
 
 
 def _closing_over(w):
@@ -152,15 +135,15 @@ def test_nested_consts_never_share_a_program_wrongly(v1, v2):
     np.testing.assert_array_equal(jax.jit(_closing_over(w2))(x), 1 / (x * w2))  # -0.0 too
 
 
-def test_nested_consts_of_the_same_bytes_share_a_program(compiles):
+def test_nested_consts_of_the_same_bytes_share_a_program(counting_backend):
   x = np.ones(3, f32)
   for _ in range(3):
     w = np.arange(1, 4, dtype=f32)  # a new array of the same bytes each time
     np.testing.assert_array_equal(jax.jit(_closing_over(w))(x), 1 / w)
-  assert len(compiles) == 1
+  assert len(counting_backend) == 1
 
 
-def test_different_callbacks_never_share_a_program(compiles):
+def test_different_callbacks_never_share_a_program(counting_backend):
   x = np.arange(3, dtype=f32)
   spec = jax.ShapeDtypeStruct((3,), np.float32)
   for k in (1.0, 2.0):
@@ -170,7 +153,7 @@ def test_different_callbacks_never_share_a_program(compiles):
   for tag in ("first", "second"):
     jax.jit(lambda x: jax.debug.callback(lambda a: seen.append(tag), x))(x)
   assert seen == ["first", "second"]
-  assert len(compiles) == 4
+  assert len(counting_backend) == 4
 
 
 def test_keys_of_params_of_every_kind_are_hashable():

@@ -22,17 +22,13 @@ a JSON file, and a PNG plot of the time ratios if matplotlib is importable.
 """
 
 import argparse
-import importlib
 import json
 import os
 import re
-import statistics
-import subprocess
 import sys
-import time
-import tracemalloc
 
-US, MS, MIB = 1e-6, 1e-3, 2 ** 20
+from harness import (MIB, US, add_compare_option, fmt_time, memory_peak, namespace,
+                     plot_ratios, run_worker, select, time_statement)
 
 # name -> (kind, setup, statement, target); kind "time" or "memory".
 # A target is ("ratio", r): at most r times JAX; ("abs", seconds or bytes);
@@ -115,78 +111,18 @@ QUICK_SKIPPED = {"random.normal (10**7,)", "matmul 2000x2000 f32"}
 
 # --- the worker: runs workloads with one implementation -----------------------------------
 
-def _namespace(package, size_elems):
-  """The names a workload uses, bound to `package` (refimpl, or the one compared with)."""
-  import numpy as np
-  modules = [importlib.import_module(name) for name in (package, f"{package}.numpy",
-                                                         f"{package}.lax")]
-  return {**dict(zip(("jax", "jnp", "lax"), modules)), "np": np, "N": size_elems}
-
-
-def _block(out):
-  """Waits for `out` (JAX dispatches asynchronously)."""
-  for leaf in _leaves(out):
-    if hasattr(leaf, "block_until_ready"):
-      leaf.block_until_ready()
-
-
-def _leaves(out):
-  if isinstance(out, (tuple, list)):
-    return [leaf for o in out for leaf in _leaves(o)]
-  return [out]
-
-
-def _time(ns, stmt, budget):
-  """(median, min, noise) of the time per call of `stmt`, over repeats that
-  together take about `budget` seconds."""
-  code = compile(stmt, "<bench>", "eval")
-  for _ in range(2):  # warm up: trace, compile, fill caches
-    _block(eval(code, ns))
-  start = time.perf_counter()
-  _block(eval(code, ns))
-  once = time.perf_counter() - start
-  number = max(1, int(budget / 10 / max(once, 1e-7)))
-  samples = []
-  deadline = time.perf_counter() + budget
-  while len(samples) < 5 or (time.perf_counter() < deadline and len(samples) < 50):
-    start = time.perf_counter()
-    for _ in range(number):
-      _block(eval(code, ns))
-    samples.append((time.perf_counter() - start) / number)
-  q = statistics.quantiles(samples, n=4)
-  median = statistics.median(samples)
-  return median, min(samples), (q[2] - q[0]) / median
-
-
-def _memory(ns, stmt):
-  """The transient peak (bytes) that tracemalloc sees during one call of
-  `stmt` (after a warm-up call), beyond what was allocated before it."""
-  code = compile(stmt, "<bench>", "eval")
-  _block(eval(code, ns))
-  tracemalloc.start()
-  try:
-    before = tracemalloc.get_traced_memory()[0]
-    tracemalloc.reset_peak()
-    out = eval(code, ns)
-    _block(out)
-    peak = tracemalloc.get_traced_memory()[1] - before
-  finally:
-    tracemalloc.stop()
-  return peak
-
-
 def run_workloads(impl, names, size_elems, budget):
   results = {}
   for name in names:
     kind, setup, stmt, _ = WORKLOADS[name]
-    ns = _namespace(impl, size_elems)
+    ns = namespace(impl, N=size_elems)
     try:
       exec(setup, ns)
       if kind == "time":
-        median, minimum, noise = _time(ns, stmt, budget)
+        median, minimum, noise = time_statement(ns, stmt, budget)
         results[name] = {"median": median, "min": minimum, "noise": noise}
       elif impl == "refimpl":  # tracemalloc sees NumPy's buffers, not XLA's
-        results[name] = {"peak": _memory(ns, stmt)}
+        results[name] = {"peak": memory_peak(ns, stmt)}
     except Exception as err:  # a failing workload is reported, not fatal
       results[name] = {"error": f"{type(err).__name__}: {err}"}
     print(f"  {impl}: {name} done", file=sys.stderr, flush=True)
@@ -194,16 +130,6 @@ def run_workloads(impl, names, size_elems, budget):
 
 
 # --- the report ------------------------------------------------------------------------
-
-def _fmt_time(t):
-  if t < 0:
-    return "-" + _fmt_time(-t)
-  if t >= 1:
-    return f"{t:.2f} s"
-  if t >= MS:
-    return f"{t / MS:.2f} ms"
-  return f"{t / US:.1f} us"
-
 
 def _per_eqn_cost(results, stat):
   """The `stat` ("median" or "min") time per equation of the 2000-op chain (0
@@ -250,7 +176,7 @@ def _verdict(name, ref, jax):
     return f"target <= {target[1]}x JAX: {'met' if ratio <= target[1] else 'not met'}"
   limit = target[1]
   what = "beyond body" if target[0] == "loop" else ""
-  return (f"target <= {_fmt_time(limit)} {what}: "
+  return (f"target <= {fmt_time(limit)} {what}: "
           f"{'met' if minimum <= limit else 'not met'}").replace("  ", " ")
 
 
@@ -278,37 +204,14 @@ def report(ref, jax, size_elems):
     j = jax.get(name, {})
     jmed, jmin = _figure(name, j, jax) if "median" in j else (None, None)
     ratio = _ratio(name, ref, jax)
-    lines.append(f"{name:38} {_fmt_time(median):>10} {_fmt_time(minimum):>10} "
-                 f"{res['noise']:6.0%} {_fmt_time(jmed) if jmed else '-':>10} "
-                 f"{_fmt_time(jmin) if jmin else '-':>10} "
+    lines.append(f"{name:38} {fmt_time(median):>10} {fmt_time(minimum):>10} "
+                 f"{res['noise']:6.0%} {fmt_time(jmed) if jmed else '-':>10} "
+                 f"{fmt_time(jmin) if jmin else '-':>10} "
                  f"{f'{ratio:.1f}x' if ratio else '-':>7}  {_verdict(name, ref, jax)}")
     rows.append({"name": name, "kind": kind, "median_s": median, "min_s": minimum,
                  "noise": res["noise"], "jax_median_s": jmed, "jax_min_s": jmin,
                  "ratio": ratio, "target": _verdict(name, ref, jax)})
   return "\n".join(lines), rows
-
-
-def plot(rows, path):
-  try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-  except ImportError:
-    print("matplotlib is not importable: no plot written", file=sys.stderr)
-    return
-  rows = [r for r in rows if r.get("ratio")]
-  if not rows:
-    print("no JAX figures: no plot written", file=sys.stderr)
-    return
-  fig, ax = plt.subplots(figsize=(8, 0.4 * len(rows) + 1))
-  ax.barh([r["name"] for r in rows], [r["ratio"] for r in rows])
-  ax.set_xscale("log")
-  ax.axvline(1, color="k", lw=0.5)
-  ax.set_xlabel("refimpl time / JAX time (log scale)")
-  ax.invert_yaxis()
-  fig.tight_layout()
-  fig.savefig(path)
-  print(f"plot written to {path}", file=sys.stderr)
 
 
 def main():
@@ -317,9 +220,7 @@ def main():
                       help="small sizes and short repeats (a smoke run)")
   parser.add_argument("--size-mib", type=float, default=256,
                       help="size of the float32 arrays of the memory workloads")
-  parser.add_argument("--compare", nargs=2, metavar=("PYTHON", "PACKAGE"),
-                      default=os.environ.get("REFIMPL_BENCH_COMPARE", "").split() or None,
-                      help="a Python interpreter and the package (JAX's API) to compare with")
+  add_compare_option(parser)
   parser.add_argument("--only", help="comma-separated workload names (substrings)")
   parser.add_argument("--json", default="benchmarks/results.json")
   parser.add_argument("--plot", default="benchmarks/ratios.png")
@@ -336,10 +237,7 @@ def main():
     json.dump(run_workloads(args.worker, names, size_elems, budget), sys.stdout)
     return
 
-  names = list(WORKLOADS)
-  if args.only:
-    wanted = args.only.split(",")
-    names = [n for n in names if any(w in n for w in wanted)]
+  names = select(WORKLOADS, args.only)
   if args.quick:
     names = [n for n in names if n not in QUICK_SKIPPED]
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -348,21 +246,17 @@ def main():
   if args.compare:
     python, package = args.compare
     timed = [n for n in names if WORKLOADS[n][0] == "time"]
-    proc = subprocess.run(
-        [python, os.path.abspath(__file__), "--worker", package,
-         "--names", json.dumps(timed), "--budget", str(budget),
-         "--size-mib", str(size_mib)],
-        capture_output=True, text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
-    if proc.returncode:
-      print(f"the {package} run failed:\n{proc.stderr}", file=sys.stderr)
-    else:
-      jax = json.loads(proc.stdout)
+    jax = run_worker(python, __file__, ["--worker", package, "--names", json.dumps(timed),
+                                        "--budget", str(budget), "--size-mib", str(size_mib)],
+                     package) or {}
   table, rows = report(ref, jax, size_elems)
   print(table)
   with open(args.json, "w") as f:
     json.dump({"size_mib": size_mib, "quick": args.quick, "rows": rows}, f, indent=1)
   print(f"results written to {args.json}", file=sys.stderr)
-  plot(rows, args.plot)
+  timed = [r for r in rows if "ratio" in r]
+  plot_ratios(args.plot, [r["name"] for r in timed], {"refimpl": [r["ratio"] for r in timed]},
+              "refimpl time / JAX time (log scale)")
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 computing the reference's bits; random_gamma (refimpl/random.py) as the
 program of the reference's sampler. A key
 array is its physical data, uint32[*S, 2] (`core.physical_aval`); the
-shape, indexing and comparison primitives on key arrays are lowered as
-their rules on that data, with the key's axis appended (as JAX lowers
-them, `physical_element_aval`).
+shape and indexing rules (rules/shapes.py, rules/indexing.py) lower their
+primitives on key arrays as their rules on that data, with the key's axis
+appended (as JAX lowers them, `physical_element_aval`); copy, select_n and
+the comparisons on keys are lowered here.
 
 `jax_threefry_partitionable` picks split's and random_bits' algorithm: the
 reference reads it when it evaluates the equation, under the tracing config
@@ -16,13 +17,13 @@ import math
 import numpy as np
 
 import refimpl
-from refimpl import dtypes, prng, random
+from refimpl import prng, random
 from refimpl.config import config
 from refimpl.core import physical_aval
-from refimpl.lax import elementwise, indexing, shapes
+from refimpl.lax import elementwise
 from refimpl.vectorize import vmap
 from numba_backend.kernels import c_strides, kernel_jit
-from numba_backend.lower import RULES, LoweringError, register, register_for_keys
+from numba_backend.lower import LoweringError, register, register_for_keys
 from numba_backend.rules.calls import inline
 
 _MASK = np.uint64(0xFFFFFFFF)
@@ -268,89 +269,7 @@ def _random_unwrap(ctx, keys):
   return keys
 
 
-# --- key arrays as their data ------------------------------------------------------
-
-def _on_data(primitive, physical_params):
-  """The key rule of `primitive`: its rule on the operands' data, with the
-  avals made physical and the params `physical_params(ctx, operands,
-  params, element_shape)` gives (operands and params)."""
-  def rule(ctx, *operands, **params):
-    (key_dtype,) = {a.dtype for a in [*ctx.avals_in, *ctx.avals_out] if dtypes.is_extended(a.dtype)}
-    operands, params = physical_params(ctx, list(operands), params, key_dtype.element_shape)
-    ctx.avals_in = [physical_aval(a) for a in ctx.avals_in]
-    ctx.avals_out = [physical_aval(a) for a in ctx.avals_out]
-    return RULES[primitive](ctx, *operands, **params)
-  register_for_keys(primitive)(rule)
-
-
-def _trailing(start, element_shape):
-  return tuple(range(start, start + len(element_shape)))
-
-
-def _same(ctx, operands, params, element_shape):
-  return operands, params
-
-
-for _p in (shapes.squeeze_p, shapes.rev_p, shapes.concatenate_p, shapes.split_p,
-           shapes.optimization_barrier_p):
-  _on_data(_p, _same)
-
-
-def _reshape_params(ctx, operands, params, e):
-  dimensions = params["dimensions"]
-  if dimensions is not None:
-    dimensions = (*dimensions, *_trailing(len(dimensions), e))
-  return operands, dict(params, new_sizes=(*params["new_sizes"], *e), dimensions=dimensions)
-
-
-def _broadcast_in_dim_params(ctx, operands, params, e):
-  shape = params["shape"]
-  return operands, dict(params, shape=(*shape, *e), broadcast_dimensions=(
-      *params["broadcast_dimensions"], *_trailing(len(shape), e)))
-
-
-def _transpose_params(ctx, operands, params, e):
-  permutation = params["permutation"]
-  return operands, dict(permutation=(*permutation, *_trailing(len(permutation), e)))
-
-
-def _slice_params(ctx, operands, params, e):
-  strides = params["strides"]
-  return operands, dict(start_indices=(*params["start_indices"], *(0 for _ in e)),
-                        limit_indices=(*params["limit_indices"], *e),
-                        strides=None if strides is None else (*strides, *(1 for _ in e)))
-
-
-def _zero_indices(ctx, e):
-  dtype = ctx.avals_in[-1].dtype
-  return [ctx.lowering.const(0, dtype) for _ in e]
-
-
-def _dynamic_slice_params(ctx, operands, params, e):
-  return [*operands, *_zero_indices(ctx, e)], dict(slice_sizes=(*params["slice_sizes"], *e))
-
-
-def _dynamic_update_slice_params(ctx, operands, params, e):
-  return [*operands, *_zero_indices(ctx, e)], params
-
-
-def _gather_params(ctx, operands, params, e):
-  if params["mode"] == indexing.GatherScatterMode.FILL_OR_DROP:
-    raise LoweringError("gather: mode FILL_OR_DROP on key arrays is not lowered")
-  dnums = params["dimension_numbers"]
-  offset_dims = (*dnums.offset_dims, *_trailing(len(ctx.avals_out[0].shape), e))
-  return operands, dict(params, dimension_numbers=dnums._replace(offset_dims=offset_dims),
-                        slice_sizes=(*params["slice_sizes"], *e))
-
-
-_on_data(shapes.reshape_p, _reshape_params)
-_on_data(shapes.broadcast_in_dim_p, _broadcast_in_dim_params)
-_on_data(shapes.transpose_p, _transpose_params)
-_on_data(indexing.slice_p, _slice_params)
-_on_data(indexing.dynamic_slice_p, _dynamic_slice_params)
-_on_data(indexing.dynamic_update_slice_p, _dynamic_update_slice_params)
-_on_data(indexing.gather_p, _gather_params)
-
+# --- key arrays as their data (the shape and indexing rules handle keys themselves) ---
 
 @register_for_keys(elementwise.copy_p)
 def _copy_keys(ctx, x):

@@ -110,13 +110,14 @@ def test_seed_of_each_integer_dtype(dtype):
 
 
 def key_operations(seed, i, pick):
-  """Shape operations, indexing, select_n and comparisons on key arrays."""
+  """Shape operations, indexing (filling too), select_n and comparisons on key arrays."""
   keys = random.split(random.key(seed), 4)
   grid = keys.reshape(2, 2)
   picked = lax.select(pick, keys, keys[::-1])
   outs = [keys[1], keys[i], jnp.stack([keys[0], keys[3]]), grid.T, grid[:, 1],
           jnp.broadcast_to(keys[2], (3,)), jnp.concatenate([keys, keys[:1]]), picked,
-          lax.dynamic_slice(keys, (i,), (2,)), lax.dynamic_update_slice(keys, keys[:1], (i,))]
+          lax.dynamic_slice(keys, (i,), (2,)), lax.dynamic_update_slice(keys, keys[:1], (i,)),
+          keys.at[jnp.stack([i, i + 3])].get(mode="fill")]   # out of bounds: the fill key
   return [random.key_data(k) for k in outs] + [keys == keys[i], keys != picked]
 
 

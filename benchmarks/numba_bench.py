@@ -1,0 +1,446 @@
+"""Speed of the numba backend, side by side with the reference backend, NumPy and JAX.
+
+    python benchmarks/numba_bench.py [--quick] [--scale S] [--repeats R]
+                                     [--compare PYTHON PACKAGE] [--only NAME,...]
+                                     [--impls numba,reference,numpy] [--json FILE] [--plot FILE]
+
+(Not named numba_backend.py: run as a script, its folder comes first on
+sys.path and the file would shadow the package.)
+
+Each workload is source text run with `jax`, `jnp`, `lax` and `np` bound to
+an implementation, each implementation in its own process (a subprocess of
+this file): refimpl with backend "numba" (`numba`), refimpl with its
+reference backend (`reference`), NumPy where a NumPy version of the workload
+is natural (`numpy`), and with `--compare PYTHON PACKAGE` (or
+REFIMPL_BENCH_COMPARE) the package of that name in that interpreter (JAX:
+`--compare /path/to/python jax`). Eager rows run eagerly on every
+implementation: under backend "numba" eager operations are the reference's
+(docs/backends.md, "Eager operations").
+
+Before it is timed, each numba result is checked against the reference
+backend's (conformance's float tolerances, a few ulps: the backend is bit
+for bit on elementwise ops, reductions and PRNG; where products are summed,
+K·eps of float32 times the largest result, K the contraction length).
+
+First-call rows time the first call (trace, compile, run) in fresh
+processes, after the imports and the workload's setup: for numba with an
+empty REFIMPL_NUMBA_CACHE_DIR (cold) and then in a second process on the
+same directory (warm); for the others (no disk cache) once per repeat. A
+"(2nd program)" row's process has run another program first: its figure
+leaves out the start-up costs paid once per process (Numba's own).
+
+Timings are the median and minimum over repeats and the noise (see
+benchmarks/harness.py); ratios to JAX compare the minimums (the figures
+least disturbed by other load on the machine), and so do the targets'
+verdicts. Results go to a table on stdout, a JSON file, and a PNG plot of
+the ratios if matplotlib is importable.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from harness import (add_compare_option, block, fmt_time, leaves, namespace, plot_ratios,
+                     run_worker, select, summary, time_statement)
+
+_RANDOM = "rng = np.random.default_rng(0)\n"
+_INPUT = _RANDOM + "x = jnp.asarray(rng.standard_normal({shape}, dtype=np.float32))\n"
+_NP_INPUT = _RANDOM + "x = rng.standard_normal({shape}, dtype=np.float32)\n"
+
+_CHAIN = """
+def chain(x):   # 14 elementwise operations
+  y = jnp.tanh(x)
+  y = jnp.exp(y) - x
+  y = jnp.sin(y) * 0.5
+  y = jnp.sqrt(jnp.abs(y) + 1.0)
+  y = jnp.cos(y * x)
+  y = jnp.log1p(y * y)
+  y = jnp.maximum(y, x)
+  return jnp.negative(y)
+"""
+
+_MLP = """
+rng = np.random.default_rng(0)
+params = [np.float32(s) * rng.standard_normal(shape, dtype=np.float32)
+          for s, shape in ((0.03, (784, 512)), (0, 512), (0.03, (512, 10)), (0, 10))]
+x = rng.standard_normal((256, 784), dtype=np.float32)
+y = np.eye(10, dtype=np.float32)[np.arange(256) % 10]
+"""
+
+_MLP_JAX = _MLP + """
+params, x, y = [jnp.asarray(p) for p in params], jnp.asarray(x), jnp.asarray(y)
+def loss(p, x, y):
+  w1, b1, w2, b2 = p
+  h = jax.nn.relu(x @ w1 + b1)
+  return -jnp.mean(jnp.sum(jax.nn.log_softmax(h @ w2 + b2) * y, axis=-1))
+f = jax.jit(jax.grad(loss))
+"""
+
+_RNN = """
+rng = np.random.default_rng(0)
+w = np.float32(0.05) * rng.standard_normal((n, n), dtype=np.float32)
+xs = rng.standard_normal((t, n), dtype=np.float32)
+"""
+
+_RNN_JAX = _RNN + """
+w, xs = jnp.asarray(w), jnp.asarray(xs)
+def rnn(w, xs):
+  def step(h, x):
+    h = jnp.tanh(h @ w + x)
+    return h, h
+  return lax.scan(step, jnp.zeros(w.shape[0], jnp.float32), xs)[1]
+f = jax.jit(rnn)
+"""
+
+_RNN_NP = _RNN + """
+def rnn(w, xs):
+  h, hs = np.zeros(w.shape[0], np.float32), []
+  for x in xs:
+    h = np.tanh(h @ w + x)
+    hs.append(h)
+  return np.stack(hs)
+"""
+
+_FORI = """
+x = jnp.ones(16, jnp.float32)
+f = jax.jit(lambda x: lax.fori_loop(0, n, lambda i, x: x * 0.999 + 0.001, x))
+"""
+_FORI_NP = """
+x = np.ones(16, np.float32)
+def loop(x):
+  for _ in range(n):
+    x = x * np.float32(0.999) + np.float32(0.001)
+  return x
+"""
+
+
+class Workload:
+  """A benchmark: `setup` then `stmt` (source, the names of `sizes` bound
+  to their scaled values) timed per call ("time") or as the first call in
+  a fresh process ("first"); `numpy`, the (setup, stmt) of NumPy's version;
+  `target` ("ratio", r): numba's minimum at most r times JAX's; `slow`: the
+  reference's run is skipped with --quick; `contraction`, the length K of
+  the products summed (the check's tolerance)."""
+
+  def __init__(self, kind, setup, stmt, sizes, numpy=None, target=None, slow=False,
+               contraction=None):
+    self.kind, self.setup, self.stmt, self.sizes = kind, setup, stmt, sizes
+    self.numpy, self.target, self.slow = numpy, target, slow
+    self.contraction = contraction
+
+
+def _eager_and_jit(op, np_op, size, label):
+  """The rows "eager OP" and "jit(OP)" (a single primitive in a compiled program)."""
+  setup, jnp_op = _INPUT.format(shape="n"), np_op.replace("np.", "jnp.")
+  return {
+      f"eager {op} {label}": Workload("time", setup, jnp_op, {"n": size},
+                                      numpy=(_NP_INPUT.format(shape="n"), np_op)),
+      f"jit({op}) {label}": Workload("time", setup + f"f = jax.jit(lambda x: {jnp_op})",
+                                     "f(x)", {"n": size}),
+  }
+
+
+WORKLOADS = {
+    "selu f32[1e6]": Workload(
+        "time", _INPUT.format(shape="n") + "f = jax.jit(jax.nn.selu)", "f(x)", {"n": 10**6},
+        numpy=(_NP_INPUT.format(shape="n"),
+               "np.float32(1.0507009873554805) * np.where("
+               "x > 0, x, np.float32(1.6732632423543772) * np.expm1(x))"),
+        target=("ratio", 3)),
+    "14-op elementwise chain f32[1e7]": Workload(
+        "time", _INPUT.format(shape="n") + _CHAIN + "f = jax.jit(chain)", "f(x)", {"n": 10**7},
+        numpy=(_NP_INPUT.format(shape="n") + _CHAIN.replace("jnp.", "np."), "chain(x)"),
+        slow=True),
+    "sum axis 1 f32[4096,4096]": Workload(
+        "time", _INPUT.format(shape="(n, n)") + "f = jax.jit(lambda x: jnp.sum(x, axis=1))",
+        "f(x)", {"n": 4096}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x.sum(axis=1)")),
+    "logsumexp last axis f32[4096,1024]": Workload(
+        "time", _INPUT.format(shape="(n, m)") + "f = jax.jit(lambda x: jax.nn.logsumexp(x, -1))",
+        "f(x)", {"n": 4096, "m": 1024},
+        numpy=(_NP_INPUT.format(shape="(n, m)"),
+               "np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1)) + x.max(-1)")),
+    "matmul f32[1024]^2": Workload(
+        "time", _INPUT.format(shape="(n, n)") + "f = jax.jit(lambda a: a @ a)", "f(x)",
+        {"n": 1024}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x @ x"), contraction=1024),
+    "jit(grad) MLP 784-512-10 b256": Workload(
+        "time", _MLP_JAX, "f(params, x, y)", {}, contraction=784),
+    "fori_loop 1e5 steps f32[16]": Workload(
+        "time", _FORI, "f(x)", {"n": 10**5}, numpy=(_FORI_NP, "loop(x)"), slow=True),
+    "scan RNN T=1000 H=128": Workload(
+        "time", _RNN_JAX, "f(w, xs)", {"t": 1000, "n": 128}, numpy=(_RNN_NP, "rnn(w, xs)"),
+        contraction=128),
+    "random.normal f32[1e7]": Workload(
+        "time", "key = jax.random.PRNGKey(0)\n"
+        "f = jax.jit(lambda key: jax.random.normal(key, (n,)))", "f(key)", {"n": 10**7},
+        numpy=(_RANDOM, "rng.standard_normal(n, dtype=np.float32)"), slow=True),
+    "trivial jitted call": Workload(
+        "time", "x = jnp.ones(8, jnp.float32)\nf = jax.jit(lambda x: x)", "f(x)", {}),
+    **_eager_and_jit("jnp.sin", "np.sin(x)", 1000, "f32[1000]"),
+    **_eager_and_jit("jnp.sin", "np.sin(x)", 10**6, "f32[1e6]"),
+    **_eager_and_jit("x + x", "x + x", 1000, "f32[1000]"),
+    **_eager_and_jit("x + x", "x + x", 10**6, "f32[1e6]"),
+    **_eager_and_jit("jnp.sum", "np.sum(x)", 1000, "f32[1000]"),
+    **_eager_and_jit("jnp.sum", "np.sum(x)", 10**6, "f32[1e6]"),
+    "first call: jit(selu) f32[1e6]": Workload(
+        "first", _INPUT.format(shape="n") + "f = jax.jit(jax.nn.selu)", "f(x)", {"n": 10**6},
+        target=("ratio", 1)),
+    "first call: jit(grad) MLP": Workload("first", _MLP_JAX, "f(params, x, y)", {},
+                                          target=("ratio", 1)),
+    "first call: jit(jnp.sin) f32[1000]": Workload(
+        "first", _INPUT.format(shape="n") + "f = jax.jit(jnp.sin)", "f(x)", {"n": 1000}),
+    "first call: jit(jnp.sin) f32[1000] (2nd program)": Workload(
+        "first", _INPUT.format(shape="n") + "jax.jit(lambda x: x * 2)(x)\nf = jax.jit(jnp.sin)",
+        "f(x)", {"n": 1000}),
+}
+
+NUMBA, REFERENCE, NUMPY = "numba", "reference", "numpy"
+"""The implementations this project runs (the one compared with is the command line's)."""
+
+
+def _sizes(workload, scale):
+  return {k: max(1, round(v * scale)) for k, v in workload.sizes.items()}
+
+
+# --- the workers: one implementation, in its own process ----------------------------------
+
+def _workload_namespace(impl, workload, scale):
+  """The namespace of `workload` for `impl` (numba, reference, numpy or a
+  package's name), with its backend chosen; (setup, stmt) to run in it, or
+  None when `impl` has no version of it."""
+  sizes = _sizes(workload, scale)
+  if impl == NUMPY:
+    if workload.numpy is None:
+      return None
+    import numpy as np
+    return {"np": np, **sizes}, workload.numpy
+  ns = namespace("refimpl" if impl in (NUMBA, REFERENCE) else impl, **sizes)
+  if impl == NUMBA:
+    ns["jax"].config.update("backend", "numba")
+  return ns, (workload.setup, workload.stmt)
+
+
+def check_against_reference(ns, stmt, contraction):
+  """Asserts that `stmt` in `ns` (refimpl, backend numba) gives the reference
+  backend's result: conformance's tolerances of the dtype, or with products
+  of length `contraction` summed, K·eps of float32 times the largest result."""
+  import numpy as np
+  from conformance.strategies import assert_close
+  actual = eval(stmt, ns)
+  with ns["jax"].config.option("backend", "reference"):
+    expected = eval(stmt, ns)
+  for a, e in zip(leaves(actual), leaves(expected), strict=True):
+    a, e = np.asarray(a), np.asarray(e)
+    assert a.dtype == e.dtype, (a.dtype, e.dtype)
+    if contraction is None:
+      assert_close(a, e)
+    else:
+      assert_close(a, e, rtol=0,
+                   atol=contraction * float(np.finfo(np.float32).eps) * float(np.abs(e).max()))
+
+
+def run_timed(impl, names, scale, budget, quick):
+  """{name: {median, min, noise} or {error} or {skipped}} of the timed workloads."""
+  results = {}
+  for name in names:
+    workload = WORKLOADS[name]
+    found = _workload_namespace(impl, workload, scale)
+    if found is None:
+      continue
+    ns, (setup, stmt) = found
+    slow = impl == REFERENCE and workload.slow
+    if slow and quick:
+      results[name] = {"skipped": "slow on the reference (--quick)"}
+      continue
+    try:
+      exec(setup, ns)
+      if impl == NUMBA:
+        check_against_reference(ns, stmt, workload.contraction)
+      # the reference's slow workloads: fewer calls (each is seconds)
+      median, minimum, noise = (time_statement(ns, stmt, budget, warmups=1, min_samples=3)
+                                if slow else time_statement(ns, stmt, budget))
+      results[name] = {"median": median, "min": minimum, "noise": noise}
+    except Exception as err:  # a failing workload is reported, not fatal
+      results[name] = {"error": f"{type(err).__name__}: {err}"}
+    print(f"  {impl}: {name} done", file=sys.stderr, flush=True)
+  return results
+
+
+def run_first(impl, name, scale):
+  """{import, setup, first}: seconds to import `impl` (and choose its
+  backend), to run the workload's setup, and its first call."""
+  start = time.perf_counter()
+  ns, (setup, stmt) = _workload_namespace(impl, WORKLOADS[name], scale)
+  imported = time.perf_counter()
+  exec(setup, ns)
+  ready = time.perf_counter()
+  block(eval(stmt, ns))
+  return {"import": imported - start, "setup": ready - imported,
+          "first": time.perf_counter() - ready}
+
+
+# --- the driver ---------------------------------------------------------------------------
+
+def _first_calls(impls, compare, names, scale, repeats):
+  """{impl: {name: [samples]}} of first calls in fresh processes; numba's as
+  "numba cold" and "numba warm" (a new empty cache directory per repeat)."""
+  samples = {}
+
+  def record(impl, key, name, python, env=None):
+    out = run_worker(python, __file__, ["--worker", impl, "--first", name,
+                                        "--scale", str(scale)], f"{impl} {name}", env=env)
+    samples.setdefault(key, {}).setdefault(name, []).append(
+        out if out is not None else {"error": "the run failed"})
+
+  for name in names:
+    for _ in range(repeats):
+      if NUMBA in impls:
+        cache = tempfile.mkdtemp(prefix="refimpl-numba-bench-")
+        try:
+          env = dict(os.environ, REFIMPL_NUMBA_CACHE_DIR=cache)
+          record(NUMBA, "numba cold", name, sys.executable, env)
+          record(NUMBA, "numba warm", name, sys.executable, env)
+        finally:
+          shutil.rmtree(cache, ignore_errors=True)
+      if REFERENCE in impls:
+        record(REFERENCE, REFERENCE, name, sys.executable)
+      if compare:
+        record(compare[1], compare[1], name, compare[0])
+    print(f"  first calls: {name} done", file=sys.stderr, flush=True)
+  return samples
+
+
+def _first_summary(runs):
+  """{median, min, noise} of the first calls of `runs` (and of the whole
+  process, imports and setup included), or {error}."""
+  if any("error" in r for r in runs):
+    return {"error": next(r["error"] for r in runs if "error" in r)}
+  median, minimum, noise = summary([r["first"] for r in runs])
+  return {"median": median, "min": minimum, "noise": noise,
+          "total_min": min(r["import"] + r["setup"] + r["first"] for r in runs),
+          "import_min": min(r["import"] for r in runs)}
+
+
+def _columns(timed, firsts, compare):
+  """The report's rows: (name, workload name, {column: result}); a
+  first-call workload gives a cold and a warm row."""
+  other = compare[1] if compare else None
+  rows = []
+  for name, workload in WORKLOADS.items():
+    if workload.kind == "time" and any(name in t for t in timed.values()):
+      rows.append((name, name, {impl: t.get(name) for impl, t in timed.items()}))
+    elif workload.kind == "first" and any(name in f for f in firsts.values()):
+      summaries = {key: _first_summary(f[name]) for key, f in firsts.items() if name in f}
+      for cache in ("cold", "warm"):
+        rows.append((f"{name}, {cache} cache", name,
+                     {NUMBA: summaries.get(f"numba {cache}"), REFERENCE: summaries.get(REFERENCE),
+                      other: summaries.get(other)}))
+  return rows
+
+
+def _cell(res, width=10):
+  if not res:
+    return f"{'-':>{width}}"
+  if "error" in res:
+    return f"{'error':>{width}}"
+  if "skipped" in res:
+    return f"{'skipped':>{width}}"
+  return f"{fmt_time(res['min']):>{width}}"
+
+
+def report(timed, firsts, compare, scale):
+  """The table (text) and the JSON rows."""
+  other = compare[1] if compare else None
+  lines = [f"{'':58} {'numba':>10} {'':>10} {'':>6} {'reference':>10} {'numpy':>10} "
+           f"{other or '':>10}",
+           f"{'workload':58} {'min':>10} {'median':>10} {'noise':>6} {'min':>10} {'min':>10} "
+           f"{'min' if other else '':>10} {'ratio':>7}  target"]
+  if scale != 1:
+    lines.insert(0, f"(the sizes in the names scaled by {scale})")
+  rows, errors = [], []
+  for label, name, results in _columns(timed, firsts, compare):
+    numba = results.get(NUMBA) or {}
+    theirs = results.get(other) or {}
+    ratio = numba["min"] / theirs["min"] if "min" in numba and "min" in theirs else None
+    target = WORKLOADS[name].target
+    verdict = ""
+    if target and (WORKLOADS[name].kind == "time" or label.endswith("warm cache")):
+      verdict = (f"target <= {target[1]}x {other}: {'met' if ratio <= target[1] else 'not met'}"
+                 if ratio else "target: needs the package compared with")
+    median = fmt_time(numba["median"]) if "median" in numba else "-"
+    noise = f"{numba['noise']:6.0%}" if "noise" in numba else f"{'':6}"
+    lines.append(f"{label:58} {_cell(numba)} {median:>10} {noise} "
+                 f"{_cell(results.get(REFERENCE))} {_cell(results.get(NUMPY))} "
+                 f"{_cell(theirs) if other else '':>10} "
+                 f"{f'{ratio:.2f}x' if ratio else '-':>7}  {verdict}")
+    errors += [f"{label} ({impl}): {res['error']}" for impl, res in results.items()
+               if res and "error" in res]
+    rows.append({"name": label, "workload": name, "kind": WORKLOADS[name].kind,
+                 "results": {impl: res for impl, res in results.items() if impl},
+                 "ratio": ratio, "target": verdict})
+  return "\n".join(lines + [""] + errors), rows
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("--quick", action="store_true",
+                      help="sizes / 10, short repeats, one first call each, the reference's "
+                           "slow workloads skipped (a smoke run)")
+  parser.add_argument("--scale", type=float,
+                      help="factor on every workload's sizes (default 1, 0.1 with --quick)")
+  parser.add_argument("--repeats", type=int,
+                      help="fresh processes per first-call figure (default 3, 1 with --quick)")
+  add_compare_option(parser)
+  parser.add_argument("--only", help="comma-separated workload names (substrings)")
+  parser.add_argument("--impls", default=f"{NUMBA},{REFERENCE},{NUMPY}",
+                      help="comma-separated, of numba, reference, numpy (default: all)")
+  parser.add_argument("--json", default="benchmarks/numba_results.json")
+  parser.add_argument("--plot", default="benchmarks/numba_ratios.png")
+  parser.add_argument("--worker", help=argparse.SUPPRESS)  # the implementation to run
+  parser.add_argument("--names", help=argparse.SUPPRESS)
+  parser.add_argument("--first", help=argparse.SUPPRESS)
+  parser.add_argument("--budget", type=float, help=argparse.SUPPRESS)
+  args = parser.parse_args()
+  scale = args.scale or (0.1 if args.quick else 1)
+  budget = args.budget or (0.1 if args.quick else 0.5)
+
+  if args.worker:  # the subprocess side
+    out = (run_first(args.worker, args.first, scale) if args.first else
+           run_timed(args.worker, json.loads(args.names), scale, budget, args.quick))
+    json.dump(out, sys.stdout)
+    return
+
+  impls = args.impls.split(",")
+  unknown = set(impls) - {NUMBA, REFERENCE, NUMPY}
+  if unknown:
+    parser.error(f"unknown implementations {sorted(unknown)}; known: numba, reference, numpy")
+  names = select(WORKLOADS, args.only)
+  timed_names = [n for n in names if WORKLOADS[n].kind == "time"]
+  first_names = [n for n in names if WORKLOADS[n].kind == "first"]
+  runs = [(impl, sys.executable) for impl in impls]
+  if args.compare:
+    runs.append((args.compare[1], args.compare[0]))
+  timed = {}
+  if timed_names:
+    for impl, python in runs:
+      worker_args = ["--worker", impl, "--names", json.dumps(timed_names), "--budget",
+                     str(budget), "--scale", str(scale)] + (["--quick"] if args.quick else [])
+      timed[impl] = run_worker(python, __file__, worker_args, impl, show_progress=True) or {}
+  firsts = _first_calls(impls, args.compare, first_names, scale,
+                        args.repeats or (1 if args.quick else 3))
+  table, rows = report(timed, firsts, args.compare, scale)
+  print(table)
+  with open(args.json, "w") as f:
+    json.dump({"scale": scale, "quick": args.quick, "compare": args.compare, "rows": rows,
+               "sizes": {n: _sizes(WORKLOADS[n], scale) for n in names}}, f, indent=1)
+  print(f"results written to {args.json}", file=sys.stderr)
+  plot_ratios(args.plot, [r["name"] for r in rows], {"numba": [r["ratio"] for r in rows]},
+              f"numba backend's time / {args.compare[1] if args.compare else 'JAX'}'s "
+              "(log scale)")
+
+
+if __name__ == "__main__":
+  main()

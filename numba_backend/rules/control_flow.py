@@ -128,12 +128,12 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
     x_slices = [read_element(f"{x}[{i}]", aval.dtype) if len(aval.shape) == 1 else f"{x}[{i}]"
                 for x, aval in zip(xs, x_avals)]
     outs = inline(ctx, jaxpr, [*consts, *carry, *x_slices])
-    _assign(ctx, carry, outs[:num_carry], carry_avals)
-    for flat, out, aval in zip(y_flats, outs[num_carry:], y_avals):
-      row = aval.update(shape=aval.shape[1:])
+    for flat, out, aval in zip(y_flats, outs[num_carry:], y_avals):   # before the carry
+      row = aval.update(shape=aval.shape[1:])                          # changes: a y may be it
       size = ctx.dim(math.prod(row.shape))
       if row.shape:
         ctx.emit(f"{ctx.function(store_row)}({flat}, {i} * {size}, {ctx.flat(out, row)})")
       else:
         ctx.emit(f"{flat}[{i}] = {element_to_store(out, aval.dtype)}")
+    _assign(ctx, carry, outs[:num_carry], carry_avals)
   return [*carry, *ys]

@@ -77,6 +77,20 @@ def test_scan_of_rank_one_xs_and_empty_length(length):
   check(f, xs, np.float32(2.0))
 
 
+@SETTINGS
+@given(data=st.data(), reverse=st.booleans())
+def test_scan_ys_of_the_incoming_carry(data, reverse):
+  """A y that is the carry the step received holds it, not the carry the step returns."""
+  xs = data.draw(cst.bounded_arrays(np.float32, data.draw(cst.shapes(min_dims=1, max_dims=2,
+                                                                      max_side=3)), bound=4.0))
+
+  def f(xs):
+    return lax.scan(lambda c, x: (c + x, (c, c * 2)), xs[0] * 0 if len(xs) else xs.sum(0), xs,
+                    reverse=reverse)
+
+  check(f, xs)
+
+
 def test_batched_while_keeps_finished_rows():
   """A while whose predicate has axes (vmap of a loop) stops each row when its predicate fails."""
   def f(limits, x):

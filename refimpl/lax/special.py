@@ -190,7 +190,7 @@ def _zeta_scalar(x, q):
   if x < 1:
     return _nan
   if q <= 0:
-    if q == math.floor(q):   # a pole: the term 1 / (q + k)**x with q + k = 0
+    if q == -_inf or q == math.floor(q):   # a pole: a term 1 / (q + k)**x with q + k = 0
       return _inf if _is_integer(x) and x % 2 == 0 else _nan
     if not _is_integer(x):
       return _nan
@@ -307,7 +307,9 @@ def _igammac_fraction(a, x):
 
 
 def _x_minus_log1p(s):
-  """s - log(1 + s), accurate near s = 0 (a series for |s| < 0.25)."""
+  """s - log(1 + s), accurate near s = 0 (a series for |s| < 0.25); inf at s = -1."""
+  if s == -1:
+    return _inf
   if abs(s) >= 0.25:
     return s - math.log1p(s)
   total, power = 0.0, s

@@ -134,6 +134,10 @@ def test_igamma_grad_edge_cases():
   a = np.array([0, -1, 1, 1, 2], np.float32)
   x = np.array([1, 1, -1, 0, 0], np.float32)
   np.testing.assert_array_equal(lax.igamma_grad_a(a, x), [nan, nan, nan, 0, 0])
+  with enable_x64():   # x / a rounds to 0 in Temme's expansion: P is 0 there, and so is dP/da
+    huge = np.array([2.0 ** 53, 2.0 ** 60, 1e30])
+    np.testing.assert_array_equal(lax.igamma_grad_a(huge, np.ones(3)), [0, 0, 0])
+    np.testing.assert_array_equal(lax.igamma(huge, np.ones(3)), [0, 0, 0])
   np.testing.assert_array_equal(lax.random_gamma_grad(a, x), [nan, nan, nan, 0, 0])
 
 
@@ -158,6 +162,8 @@ def test_zeta_known_values_and_domain():
   x = np.array([0.5, 1, 2, 3, 2.5, inf, inf, inf, 2, nan], np.float32)
   q = np.array([1, 1, 0, -1, -0.5, 2, 1, 0.5, inf, 1], np.float32)
   np.testing.assert_array_equal(lax.zeta(x, q), [nan, inf, inf, nan, nan, 0, 1, inf, 0, nan])
+  x = np.array([1, 2, 3, 2.5, 0.5], np.float32)   # q = -inf is a pole (JAX: inf, else NaN)
+  np.testing.assert_array_equal(lax.zeta(x, np.full(5, -inf, np.float32)), [inf, inf, nan, nan, nan])
 
 
 @given(S.arrays(F64, (6,), elements=st.floats(0.1, 30)), st.integers(1, 6))
@@ -180,6 +186,8 @@ def test_polygamma_known_values_and_domain():
   m = np.array([-1, 1.5, inf, 1, 2, nan], np.float32)
   x = np.array([1, 1, 1, 0, -3, 1], np.float32)
   np.testing.assert_array_equal(lax.polygamma(m, x), [nan, nan, nan, inf, nan, nan])
+  np.testing.assert_array_equal(lax.polygamma(np.float32([1, 2]), np.float32([-inf, -inf])),
+                                [inf, nan])
 
 
 # --- Bessel functions --------------------------------------------------------------------------

@@ -122,7 +122,18 @@ def _check_backend(name):
   backends.get_backend(name)
 
 
-_VALUE_CHECKS = {"backend": _check_backend}  # option -> raises for a value it does not take
+def _one_of(name, choices):
+  def check(value):
+    if value not in choices:
+      raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+  return check
+
+
+_VALUE_CHECKS = {  # option -> raises for a value it does not take
+    "backend": _check_backend,
+    "jax_numpy_rank_promotion": _one_of("jax_numpy_rank_promotion", ("allow", "warn", "raise")),
+    "jax_legacy_prng_key": _one_of("jax_legacy_prng_key", ("allow", "warn", "error")),
+}
 
 
 def _check_value(name, value):
@@ -163,8 +174,7 @@ def debug_infs(new_val=True):
 
 def numpy_rank_promotion(new_val):
   """Context manager: 'allow' (NumPy's rank promotion), 'warn' or 'raise'."""
-  if new_val not in ("allow", "warn", "raise"):
-    raise ValueError(f"jax_numpy_rank_promotion must be 'allow', 'warn' or 'raise', got {new_val!r}")
+  _check_value("jax_numpy_rank_promotion", new_val)   # now, not when the block is entered
   return config.option("jax_numpy_rank_promotion", new_val)
 
 
@@ -189,8 +199,7 @@ def enable_custom_prng(new_val=True):
 def legacy_prng_key(new_val):
   """Context manager: what raw uint32 keys passed to jax.random do: 'allow'
   (the default), 'warn' (UserWarning) or 'error' (ValueError)."""
-  if new_val not in ("allow", "warn", "error"):
-    raise ValueError(f"jax_legacy_prng_key must be 'allow', 'warn' or 'error', got {new_val!r}")
+  _check_value("jax_legacy_prng_key", new_val)
   return config.option("jax_legacy_prng_key", new_val)
 
 

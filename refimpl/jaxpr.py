@@ -16,6 +16,7 @@ callbacks of the callback primitives (docs/jaxpr.md). `check_jaxpr` checks
 that a jaxpr is well typed.
 """
 
+import enum
 import functools
 import itertools
 
@@ -466,8 +467,9 @@ def pp_param_value(value, names, indent):
     return repr(value)  # a NamedTuple such as GatherDimensionNumbers
   if isinstance(value, tuple) and value and len(jaxprs_in_value(value)) == len(value):
     return _pp_jaxprs(value, names, indent)
-  if isinstance(value, tuple):
-    items = [pp_param_value(v, names, indent) for v in value]
+  if isinstance(value, tuple):   # enum members inside as their repr, as Python prints tuples
+    items = [repr(v) if isinstance(v, enum.Enum) else pp_param_value(v, names, indent)
+             for v in value]
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
   if callable(value) and hasattr(value, "__name__"):
     return value.__name__

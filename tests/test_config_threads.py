@@ -370,10 +370,15 @@ def test_unknown_options_and_invalid_values_raise():
   with pytest.raises(AttributeError, match="Unrecognized config option: jax_no_such"):
     with config.option("jax_no_such", 1):
       pass
-  with pytest.raises(ValueError, match="'allow', 'warn' or 'raise'"):
-    jax.numpy_rank_promotion("sometimes")
-  with pytest.raises(ValueError, match="'allow', 'warn' or 'error'"):
-    jax.legacy_prng_key("sometimes")
+  for name, manager, choices in (
+      ("jax_numpy_rank_promotion", jax.numpy_rank_promotion, "'allow', 'warn', 'raise'"),
+      ("jax_legacy_prng_key", jax.legacy_prng_key, "'allow', 'warn', 'error'")):
+    before = config.read(name)
+    for set_it in (lambda: manager("sometimes"), lambda: config.update(name, "sometimes"),
+                   lambda: config.option(name, "sometimes").__enter__()):
+      with pytest.raises(ValueError, match=f"{name} must be one of \\[{choices}\\]"):
+        set_it()
+      assert config.read(name) == before
 
 
 class Worker:

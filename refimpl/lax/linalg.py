@@ -58,19 +58,36 @@ class Precision(enum.Enum):
   def __str__(self):
     return self.name
 
+  def __repr__(self):   # how jaxprs print a precision pair
+    return f"Precision.{self.name}"
+
+
+_PRECISION_NAMES = {
+    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST,
+    "high": Precision.HIGH, "bfloat16_3x": Precision.HIGH, "tensorfloat32": Precision.HIGH,
+    "default": Precision.DEFAULT, "bfloat16": Precision.DEFAULT, "fastest": Precision.DEFAULT,
+}
+
 
 def canonicalize_precision(precision):
-  """None, or a pair of Precision values (strings and single values accepted)."""
+  """None, or a pair of Precision values. Accepted, as JAX accepts them: None,
+  a Precision, one of the lowercase names of _PRECISION_NAMES ("float32" is
+  HIGHEST), or a pair of Precision values or a pair of names; anything else
+  raises ValueError."""
   if precision is None:
     return None
-  if isinstance(precision, (str, Precision)):
-    precision = (precision, precision)
-  if not (isinstance(precision, (tuple, list)) and len(precision) == 2):
-    raise ValueError(f"Precision argument must be None, a string in "
-                     f"{[p.name for p in Precision]}, a lax.Precision value or a "
-                     f"tuple of two of those; got {precision}.")
-  return tuple(p if isinstance(p, Precision) else Precision[str(p).upper()]
-               for p in precision)
+  if isinstance(precision, Precision):
+    return (precision, precision)
+  if isinstance(precision, str) and precision in _PRECISION_NAMES:
+    return (_PRECISION_NAMES[precision],) * 2
+  if isinstance(precision, (tuple, list)) and len(precision) == 2:
+    if all(isinstance(p, Precision) for p in precision):
+      return tuple(precision)
+    if all(isinstance(p, str) and p in _PRECISION_NAMES for p in precision):
+      return tuple(_PRECISION_NAMES[p] for p in precision)
+  raise ValueError(f"Precision argument must be one of:\n- None,\n- a string in "
+                   f"{list(_PRECISION_NAMES)},\n- a lax.Precision value,\n- a tuple of two "
+                   f"lax.Precision values or strings;\nbut got {precision!r}.")
 
 
 # --- dtype rule -------------------------------------------------------------------

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import refimpl as jax
+import refimpl.numpy as jnp
 from refimpl import dtypes, lax
 from conformance.strategies import (BOOL_DTYPES, COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES,
                                     arrays)
@@ -120,8 +121,24 @@ def test_printing_as_jax():
       a, b, (((1,), (1,)), ((0,), (0,))), precision=lax.Precision.HIGHEST,
       preferred_element_type=np.float32))(x, x)
   assert ("dimension_numbers=(([1], [1]), ([0], [0]))" in str(jaxpr)
-          and "precision=(HIGHEST, HIGHEST)" in str(jaxpr)
+          and "precision=(Precision.HIGHEST, Precision.HIGHEST)" in str(jaxpr)
           and "preferred_element_type=float32" in str(jaxpr))
+
+
+def test_precision_arguments_as_jax():
+  x = np.ones(2, np.float32)
+  for given, expected in (("float32", "HIGHEST"), ("tensorfloat32", "HIGH"), ("fastest", "DEFAULT"),
+                          (lax.Precision.HIGH, "HIGH"), (["highest", "bfloat16"], "HIGHEST"),
+                          ((lax.Precision.HIGH, lax.Precision.HIGHEST), "HIGH")):
+    jaxpr = jax.make_jaxpr(lambda a: lax.dot(a, a, precision=given))(x)
+    assert f"precision=(Precision.{expected}, " in str(jaxpr)
+    assert lax.dot(x, x, precision=given) == 2
+  for bad in ("bogus", "HIGHEST", 3, ("highest", None), ("highest", lax.Precision.HIGH),
+              ("high",) * 3):
+    with pytest.raises(ValueError, match="Precision argument must be one of"):
+      lax.dot(x, x, precision=bad)
+    with pytest.raises(ValueError, match="Precision argument must be one of"):
+      jnp.dot(x, x, precision=bad)
 
 
 def test_batch_matmul():

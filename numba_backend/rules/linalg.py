@@ -12,13 +12,19 @@ tolerances in docs/backends.md). IEEE rules hold: 0 * inf is NaN.
 import math
 
 import numpy as np
+from numba import types
+from numba.extending import overload
+from numba.np.linalg import _LAPACK, _compute_singular_values, _dummy_liveness_func
 
 from refimpl import dtypes
 from refimpl.lax import linalg as lax
 from refimpl.lax.rules import contraction_dtype
+from numba_backend import scalars as S
 from numba_backend.kernels import c_strides, kernel_jit
 from numba_backend.lower import (LoweringError, cast, element_to_store, read_element, register,
                                  storage_dtype, type_source)
+from numba_backend.rules.elementwise import complex_abs, numpy_complex_div, numpy_complex_mul
+from numba_backend.rules.special import _pairwise_sum
 
 _ROWS, _COLUMNS = 128, 256   # the (k, j) block of the right operand kept in cache
 
@@ -98,56 +104,722 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
   return from_compute(ctx, out, compute, out_aval)
 
 
-# --- the decompositions: a host call (interim) -------------------------------------------
+# --- the decompositions and solvers ------------------------------------------------------
 #
-# The matrix decompositions and solvers run the reference rule on the host,
-# from the compiled program (`numba.objmode`): their results are the
-# reference's exactly. This is an interim lowering until they are ported to
-# Numba (numba's own np.linalg would need SciPy's LAPACK, which the project
-# does not depend on); docs/backends.md lists them.
-
-_HOST = (lax.cholesky_p, lax.eig_p, lax.eigh_p, lax.geqrf_p, lax.householder_product_p,
-         lax.lu_p, lax.lu_pivots_to_permutation_p, lax.qr_p, lax.svd_p,
-         lax.triangular_solve_p, lax.tridiagonal_solve_p)
-
-_host_calls = []   # (primitive, params, dtypes in, dtypes out), by the index a program passes
-_host_indices = {}   # the source of an entry of _host_calls -> its index
-
-
-def host_call(index, *args):
-  """The results of the equation registered at `index` on the arrays `args`
-  (storage dtypes, as the program holds them), by its reference rule; as
-  C-contiguous arrays of their storage dtypes."""
-  primitive, params, dtypes_in, dtypes_out = _host_calls[int(index)]
-  outs = primitive.impl(*[np.asarray(x).view(t) for x, t in zip(args, dtypes_in)], **params)
-  if not primitive.multiple_results:
-    outs = [outs]
-  return tuple(np.ascontiguousarray(np.asarray(out, t)).view(storage_dtype(t))
-               for out, t in zip(outs, dtypes_out))
+# Each reference rule computes in float64 (complex128) and rounds its
+# results once: a rule converts the operands to that dtype, a kernel
+# (compiled once per dtype, generic in shape, a loop over the batch) writes
+# the results in it, and `from_compute` rounds them. The project's own
+# algorithms (cholesky, triangular_solve, lu, lu_pivots_to_permutation,
+# geqrf, householder_product, qr) are ported operation for operation: the
+# same divisions, products (NumPy's complex rounding) and sums as the
+# reference, where its sums by np.sum and np.linalg.norm keep NumPy's
+# pairwise order and its einsum sums add in ascending order. eigh, svd,
+# eig and tridiagonal_solve call the LAPACK routines the reference calls
+# through NumPy (syevd/heevd, gesdd, geev, gesv), by Numba's np.linalg
+# (SciPy's LAPACK), on the matrices the reference builds. A batch element
+# on which LAPACK reports a failure, or whose read operand is not finite,
+# gets the reference's all-NaN results.
 
 
-def _array_type(aval):
-  """The Numba type of an array value of `aval` in a program, as source."""
-  dtype = storage_dtype(dtypes.numpy_dtype(aval.dtype))
-  name = "boolean" if dtype == np.bool_ else dtype.name
-  return f"{name}[{', '.join([':'] * (aval.ndim - 1) + ['::1'])}]"
+def _times(x, y):
+  """x * y as NumPy multiplies arrays of x's dtype."""
 
 
-@register(*_HOST)
-def _host(ctx, *operands, **params):
-  primitive = ctx.eqn.primitive
-  for aval in [*ctx.avals_in, *ctx.avals_out]:
-    if not aval.shape:
-      raise LoweringError(f"the numba backend lowers '{primitive.name}' for arrays only")
-  call = (primitive, params, [dtypes.numpy_dtype(a.dtype) for a in ctx.avals_in],
-          [dtypes.numpy_dtype(a.dtype) for a in ctx.avals_out])
-  index = _host_indices.setdefault(repr(call), len(_host_calls))
-  if index == len(_host_calls):
-    _host_calls.append(call)
-  index = ctx.dim(index)
-  results, outs = ctx.fresh(), [ctx.fresh() for _ in ctx.avals_out]
-  types = ", ".join(_array_type(a) for a in ctx.avals_out)
-  with ctx.lowering.block(f'with numba.objmode({results}="Tuple(({types},))"):'):
-    ctx.emit(f"{results} = {ctx.function(host_call)}({index}, {', '.join(operands)})")
-  ctx.emit(f"{', '.join(outs)}, = {results}")   # read after the block, as objmode requires
-  return outs if primitive.multiple_results else outs[0]
+@overload(_times)
+def _times_impl(x, y):
+  if isinstance(x, types.Complex):
+    return lambda x, y: numpy_complex_mul(x, np.complex128(y))
+  return lambda x, y: x * y
+
+
+def _quotient(x, y):
+  """x / y as NumPy divides arrays of x's dtype."""
+
+
+@overload(_quotient)
+def _quotient_impl(x, y):
+  if isinstance(x, types.Complex):
+    return lambda x, y: numpy_complex_div(x, np.complex128(y))
+  return lambda x, y: x / y
+
+
+def _modulus(x):
+  """|x| as np.abs computes it."""
+
+
+@overload(_modulus)
+def _modulus_impl(x):
+  if isinstance(x, types.Complex):
+    return lambda x: complex_abs(x)
+  return lambda x: abs(x)
+
+
+def _square_modulus(x):
+  """(x.conj() * x).real, as np.linalg.norm squares an element."""
+
+
+@overload(_square_modulus)
+def _square_modulus_impl(x):
+  if isinstance(x, types.Complex):
+    return lambda x: numpy_complex_mul(np.conj(x), x).real
+  return lambda x: x * x
+
+
+def _nan_of(a):
+  """NaN of the array `a`'s dtype (NaN + NaN·j when complex)."""
+
+
+@overload(_nan_of)
+def _nan_of_impl(a):
+  if isinstance(a.dtype, types.Complex):
+    return lambda a: S.make_complex(np.nan, np.nan)
+  return lambda a: np.nan
+
+
+def _zero_of(a):
+  """Zero of the array `a`'s dtype."""
+
+
+@overload(_zero_of)
+def _zero_of_impl(a):
+  if isinstance(a.dtype, types.Complex):
+    return lambda a: np.complex128(0)
+  return lambda a: 0.0
+
+
+def _geev(a):
+  """(info, w, v) of LAPACK's geev (jobvl 'N', jobvr 'V', as np.linalg.eig)
+  on the square matrix `a`: complex eigenvalues and right eigenvectors
+  (columns), real ones made complex as NumPy does (conjugate pairs from
+  dgeev's real and imaginary columns); info nonzero on failure."""
+
+
+_DGEEV = _LAPACK().numba_ez_rgeev(types.float64)
+
+
+@overload(_geev)
+def _geev_impl(a):
+  if isinstance(a.dtype, types.Complex):
+    def complex_geev(a):
+      try:
+        w, v = np.linalg.eig(a)
+      except Exception:   # no convergence
+        return 1, np.empty(0, np.complex128), np.empty((0, 0), np.complex128)
+      return 0, w, np.ascontiguousarray(v)
+    return complex_geev
+
+  def real_geev(a):
+    n = a.shape[0]
+    fortran = np.ascontiguousarray(a.T)   # column-major a, as LAPACK reads it
+    wr, wi = np.empty(n), np.empty(n)
+    vl, vr = np.empty((n, 1)), np.empty((n, n))
+    info = _DGEEV(ord("d"), ord("N"), ord("V"), n, fortran.ctypes, n, wr.ctypes, wi.ctypes,
+                  vl.ctypes, 1, vr.ctypes, n)
+    _dummy_liveness_func([fortran.size, wr.size, wi.size, vl.size, vr.size])
+    w, v = np.empty(n, np.complex128), np.empty((n, n), np.complex128)
+    j = 0
+    while j < n:   # vr's row j (column j of column-major vr) is the vector of w[j]
+      w[j] = S.make_complex(wr[j], wi[j])
+      if wi[j] == 0 or j == n - 1:
+        for r in range(n):
+          v[r, j] = S.make_complex(vr[j, r], 0.0)
+        j += 1
+        continue
+      w[j + 1] = S.make_complex(wr[j + 1], wi[j + 1])
+      for r in range(n):
+        v[r, j] = S.make_complex(vr[j, r], vr[j + 1, r])
+        v[r, j + 1] = S.make_complex(vr[j, r], -vr[j + 1, r])
+      j += 2
+    return info, w, v
+  return real_geev
+
+
+@kernel_jit
+def _conj_dot(x, x_start, y_start, count):
+  """The sum of x[x_start + i] * conj(x[y_start + i]) (ascending i, from 0;
+  plain products, as np.einsum sums them)."""
+  total = _zero_of(x)
+  for i in range(count):
+    total += x[x_start + i] * np.conj(x[y_start + i])
+  return total
+
+
+@kernel_jit
+def _reflector_dot(v, x, j, c, v_stride, x_stride, m):
+  """v^H x[j:, c] for the reflector v = (1, v[j + 1:, j]) (rows of `v_stride`
+  and `x_stride` elements), summed as np.einsum: ascending, plain products."""
+  total = _zero_of(x) + np.conj(_zero_of(x) + 1) * x[j * x_stride + c]
+  for r in range(j + 1, m):
+    total += np.conj(v[r * v_stride + j]) * x[r * x_stride + c]
+  return total
+
+
+@kernel_jit
+def _norm(a, start, stride, count, squares):
+  """np.linalg.norm of a[start::stride][:count]: the square root of the
+  pairwise sum of the squared moduli (`squares` holds at least `count`)."""
+  for i in range(count):
+    squares[i] = _square_modulus(a[start + i * stride])
+  return math.sqrt(0.0 + _pairwise_sum(squares, count))
+
+
+@kernel_jit
+def cholesky(x, out, sizes):
+  """The lower Cholesky factors of the lower triangles of the (B, n, n)
+  stack `x`, into zeroed `out`, column by column as the reference (all NaN
+  where a pivot is not > 0); `sizes` is (B, n)."""
+  batch, n = sizes[0], sizes[1]
+  squares = np.empty(n)
+  for p in range(batch):
+    a, factor = x[p * n * n:(p + 1) * n * n], out[p * n * n:(p + 1) * n * n]
+    for j in range(n):
+      for k in range(j):
+        modulus = _modulus(factor[j * n + k])
+        squares[k] = modulus * modulus
+      d = a[j * n + j].real - (0.0 + _pairwise_sum(squares, j))
+      if not d > 0:   # not positive definite (or NaN)
+        factor[:] = _nan_of(factor)
+        break
+      factor[j * n + j] = math.sqrt(d)
+      for i in range(j + 1, n):
+        below = a[i * n + j] - _conj_dot(factor, i * n, j * n, j)
+        factor[i * n + j] = _quotient(below, factor[j * n + j])
+
+
+@kernel_jit
+def triangular_solve(a, b, out, sizes, flags):
+  """x with op(a) x = b (`left_side`) or x op(a) = b, by substitution as the
+  reference, for the (B, m, m) stack `a` and the (B, rows, columns) stack
+  `b`, into `out` (b's shape); `sizes` is (B, m, rows, columns), `flags`
+  (left_side, lower, transpose_a, conjugate_a, unit_diagonal)."""
+  batch, m, rows, columns = sizes[0], sizes[1], sizes[2], sizes[3]
+  left, lower, transpose, conjugate, unit = flags[0], flags[1], flags[2], flags[3], flags[4]
+  swap = transpose != (not left)   # the system solved is A x = b' with A[i, k] = op(a)[k, i]
+  forward = (lower != transpose) == bool(left)
+  count = rows * columns // m if m else 0   # the right-hand sides
+  one = _zero_of(a) + 1
+  for p in range(batch):
+    t, rhs, x = (a[p * m * m:(p + 1) * m * m], b[p * rows * columns:(p + 1) * rows * columns],
+                 out[p * rows * columns:(p + 1) * rows * columns])
+    for step in range(m):
+      i = step if forward else m - 1 - step
+      known = range(i) if forward else range(i + 1, m)
+      diagonal = one if unit else t[i * m + i]
+      if conjugate:
+        diagonal = np.conj(diagonal)
+      for c in range(count):
+        partial = _zero_of(t)
+        for k in known:
+          entry = t[k * m + i] if swap else t[i * m + k]
+          if conjugate:
+            entry = np.conj(entry)
+          partial += entry * (x[k * columns + c] if left else x[c * columns + k])
+        element = i * columns + c if left else c * columns + i
+        x[element] = _quotient(rhs[element] - partial, diagonal)
+
+
+@kernel_jit
+def lu(x, out, pivots, sizes):
+  """LU with partial pivoting (unblocked getrf, as the reference) of the
+  (B, m, n) stack `x` into `out`, the row swaps into `pivots` (B, min(m, n));
+  `sizes` is (B, m, n)."""
+  batch, m, n = sizes[0], sizes[1], sizes[2]
+  k = min(m, n)
+  out[:] = x
+  for p in range(batch):
+    a, swaps = out[p * m * n:(p + 1) * m * n], pivots[p * k:(p + 1) * k]
+    for i in range(k):
+      r, best = i, -2.0
+      for row in range(i, m):   # the first largest |Re| + |Im| (NaN: never preferred)
+        magnitude = abs(a[row * n + i].real) + abs(a[row * n + i].imag)
+        if magnitude != magnitude:
+          magnitude = -1.0
+        if magnitude > best:
+          r, best = row, magnitude
+      swaps[i] = r
+      for c in range(n):
+        a[i * n + c], a[r * n + c] = a[r * n + c], a[i * n + c]
+      pivot = a[i * n + i]
+      if pivot != 0:
+        for row in range(i + 1, m):
+          a[row * n + i] = _quotient(a[row * n + i], pivot)
+      for row in range(i + 1, m):
+        factor = a[row * n + i]
+        for c in range(i + 1, n):
+          a[row * n + c] -= _times(factor, a[i * n + c])
+
+
+@kernel_jit
+def pivots_to_permutation(pivots, out, sizes):
+  """The row swaps i <-> pivots[p, i] (the reference's out-of-range rule)
+  applied in order to arange(size), into `out` (B, size); `sizes` is (B, k, size)."""
+  batch, k, size = sizes[0], sizes[1], sizes[2]
+  for p in range(batch):
+    perm = out[p * size:(p + 1) * size]
+    for i in range(size):
+      perm[i] = i
+    for i in range(k):
+      j = np.int64(pivots[p * k + i])
+      if j < 0:
+        j += size
+      value = perm[min(max(j, 0), size - 1)]
+      if 0 <= j < size:
+        perm[j] = perm[i]
+      perm[i] = value
+
+
+@kernel_jit
+def householder_qr(matrices, a, taus, columns, sizes, pivoting):
+  """The reference's Householder QR (`_householder_qr`: geqrf, or geqp3 with
+  `pivoting`) of the (B, m, n) stack `matrices` into `a`: R in its upper
+  triangle, the reflectors below; `taus` (B, min(m, n)), the column order
+  into `columns` (B, n; zeros when m = 0, as JAX); `sizes` is (B, m, n)."""
+  batch, m, n = sizes[0], sizes[1], sizes[2]
+  k = min(m, n)
+  a[:] = matrices
+  squares, products = np.empty(m), np.empty(n, a.dtype)
+  for p in range(batch):
+    x, tau, order = a[p * m * n:(p + 1) * m * n], taus[p * k:(p + 1) * k], columns[p * n:(p + 1) * n]
+    for c in range(n):
+      order[c] = c if m else 0
+    for j in range(k):
+      if pivoting:   # the remaining column of largest norm (rows j:) first
+        best, q = -2.0, j
+        for c in range(j, n):
+          if j == n - 1:   # one column: NumPy sums it pairwise
+            norm = _norm(x, j * n + c, n, m - j, squares)
+          else:   # NumPy adds the rows in order
+            total = 0.0
+            for r in range(j, m):
+              total += _square_modulus(x[r * n + c])
+            norm = math.sqrt(total)
+          if norm != norm:
+            norm = -1.0
+          if norm > best:
+            best, q = norm, c
+        for r in range(m):
+          x[r * n + j], x[r * n + q] = x[r * n + q], x[r * n + j]
+        order[j], order[q] = order[q], order[j]
+      alpha = x[j * n + j]
+      reflect = _norm(x, (j + 1) * n + j, n, m - j - 1, squares) != 0 or alpha.imag != 0
+      beta = -math.copysign(_norm(x, j * n + j, n, m - j, squares), alpha.real)
+      if reflect:
+        tau[j] = _quotient(beta - alpha, beta)
+        scale = alpha - beta
+        for r in range(j + 1, m):
+          x[r * n + j] = _quotient(x[r * n + j], scale)
+        x[j * n + j] = beta
+      else:
+        tau[j] = 0
+      for c in range(j + 1, n):   # v^H x[j:, c], v = (1, x[j + 1:, j])
+        products[c] = _reflector_dot(x, x, j, c, n, n, m)
+      for r in range(j, m):   # x[j:, j + 1:] -= conj(tau) v (v^H x[j:, j + 1:])
+        scaled = _times(np.conj(tau[j]), x[r * n + j] if r > j else _zero_of(x) + 1)
+        for c in range(j + 1, n):
+          x[r * n + c] -= _times(scaled, products[c])
+
+
+@kernel_jit
+def householder_product(a, taus, q, sizes):
+  """q (B, m, columns) = the first columns of H_0 ... H_{k-1} (the
+  reference's `_householder_product`), the reflectors' vectors below the
+  diagonal of the (B, m, width) stack `a`, `taus` (B, k); `sizes` is
+  (B, m, width, columns, k)."""
+  batch, m, width, columns, k = sizes[0], sizes[1], sizes[2], sizes[3], sizes[4]
+  products = np.empty(columns, q.dtype)
+  q[:] = 0
+  for p in range(batch):
+    v, tau, x = (a[p * m * width:(p + 1) * m * width], taus[p * k:(p + 1) * k],
+                 q[p * m * columns:(p + 1) * m * columns])
+    for i in range(min(m, columns)):
+      x[i * columns + i] = 1
+    for j in range(k - 1, -1, -1):
+      for c in range(columns):
+        products[c] = _reflector_dot(v, x, j, c, width, columns, m)
+      for r in range(j, m):   # x[j:] -= tau v (v^H x[j:])
+        scaled = _times(tau[j], v[r * width + j] if r > j else _zero_of(v) + 1)
+        for c in range(columns):
+          x[r * columns + c] -= _times(scaled, products[c])
+
+
+@kernel_jit
+def upper_triangle(a, out, sizes):
+  """out (B, rows, n) = the upper triangle of the first rows of the (B, m, n)
+  stack `a`; `sizes` is (B, m, n, rows)."""
+  batch, m, n, rows = sizes[0], sizes[1], sizes[2], sizes[3]
+  for p in range(batch):
+    for r in range(rows):
+      for c in range(n):
+        out[(p * rows + r) * n + c] = a[(p * m + r) * n + c] if c >= r else 0
+
+
+@kernel_jit
+def _unflatten(flat, start, matrix):
+  """matrix[r, c] = flat[start + r * columns + c]."""
+  rows, columns = matrix.shape
+  for r in range(rows):
+    for c in range(columns):
+      matrix[r, c] = flat[start + r * columns + c]
+
+
+@kernel_jit
+def _flatten(matrix, flat):
+  """flat[r * columns + c] = matrix[r, c] (any layout of `matrix`)."""
+  rows, columns = matrix.shape
+  for r in range(rows):
+    for c in range(columns):
+      flat[r * columns + c] = matrix[r, c]
+
+
+@kernel_jit
+def _finite(a):
+  """Whether every element of `a` is finite."""
+  for value in a.flat:
+    if not np.isfinite(value):
+      return False
+  return True
+
+
+@kernel_jit
+def eigh(x, v, w, sizes, lower):
+  """The reference's eigh (syevd/heevd of the Hermitian matrix of the read
+  triangle, as `_hermitian_from_triangle` builds it) of the (B, n, n) stack
+  `x`: eigenpairs lo..hi-1 into v (B, n, hi - lo) and w (B, hi - lo);
+  `sizes` is (B, n, lo, hi)."""
+  batch, n, lo, hi = sizes[0], sizes[1], sizes[2], sizes[3]
+  d = hi - lo
+  h = np.empty((n, n), x.dtype)
+  zero = _zero_of(x)
+  for p in range(batch):
+    a = x[p * n * n:(p + 1) * n * n]
+    for i in range(n):   # the triangle plus the conjugate transpose of its strict part
+      for k in range(n):
+        if (i >= k) == bool(lower) or i == k:
+          h[i, k] = a[i * n + k] + np.conj(zero)
+        else:
+          h[i, k] = zero + np.conj(a[k * n + i])
+      h[i, i] = h[i, i].real
+    v[p * n * d:(p + 1) * n * d] = _nan_of(v)
+    w[p * d:(p + 1) * d] = np.nan
+    if n and _finite(h):
+      try:
+        values, vectors = np.linalg.eigh(h)
+        for c in range(d):
+          w[p * d + c] = values[lo + c]
+          for r in range(n):
+            v[(p * n + r) * d + c] = vectors[r, lo + c]
+      except Exception:   # no convergence: NaN
+        pass
+
+
+@kernel_jit
+def svd(x, s, u, vt, sizes, full_matrices):
+  """The reference's svd with vectors (gesdd, jobz 'A' or 'S') of the
+  (B, m, n) stack `x`: s (B, d), u (B, m, m or d), vt (B, n or d, n) of the
+  triplets lo..lo+d-1 (all of them when `full_matrices`); identities for
+  an empty matrix; `sizes` is (B, m, n, lo, d)."""
+  batch, m, n, lo, d = sizes[0], sizes[1], sizes[2], sizes[3], sizes[4]
+  k = min(m, n)
+  u_columns, vt_rows = (m, n) if full_matrices else (d, d)
+  a = np.empty((m, n), x.dtype)
+  for p in range(batch):
+    s_p, u_p = s[p * d:(p + 1) * d], u[p * m * u_columns:(p + 1) * m * u_columns]
+    vt_p = vt[p * vt_rows * n:(p + 1) * vt_rows * n]
+    if k == 0:
+      u_p[:] = 0
+      vt_p[:] = 0
+      for i in range(min(m, u_columns)):
+        u_p[i * u_columns + i] = 1
+      for i in range(min(vt_rows, n)):
+        vt_p[i * n + i] = 1
+      continue
+    s_p[:] = np.nan
+    u_p[:] = _nan_of(u)
+    vt_p[:] = _nan_of(vt)
+    _unflatten(x, p * m * n, a)
+    if _finite(a):
+      try:
+        left, values, right = np.linalg.svd(a, full_matrices)
+        for c in range(d):
+          s_p[c] = values[lo + c]
+        for r in range(m):
+          for c in range(u_columns):
+            u_p[r * u_columns + c] = left[r, c if full_matrices else lo + c]
+        for r in range(vt_rows):
+          for c in range(n):
+            vt_p[r * n + c] = right[r if full_matrices else lo + r, c]
+      except Exception:   # no convergence: NaN
+        pass
+
+
+@kernel_jit
+def singular_values(x, s, sizes):
+  """The reference's singular values alone (gesdd, jobz 'N') of the (B, m, n)
+  stack `x`: s (B, d), values lo..lo+d-1; `sizes` is (B, m, n, lo, d)."""
+  batch, m, n, lo, d = sizes[0], sizes[1], sizes[2], sizes[3], sizes[4]
+  a = np.empty((m, n), x.dtype)
+  for p in range(batch):
+    s[p * d:(p + 1) * d] = np.nan
+    _unflatten(x, p * m * n, a)
+    if min(m, n) and _finite(a):
+      try:
+        values = _compute_singular_values(a)
+        for c in range(d):
+          s[p * d + c] = values[lo + c]
+      except Exception:   # no convergence: NaN
+        pass
+
+
+@kernel_jit
+def eig(x, w, vl, vr, sizes, flags):
+  """The reference's eig (`_eig_matrix`: geev, and each left vector the last
+  right singular vector of (x - w_j)^H, its largest component made real and
+  positive) of the (B, n, n) stack `x`: w (B, n), and vl, vr (B, n, n) when
+  `flags` (left, right) asks; all complex128; `sizes` is (B, n)."""
+  batch, n = sizes[0], sizes[1]
+  left, right = flags[0], flags[1]
+  a = np.empty((n, n), x.dtype)
+  shifted = np.empty((n, n), np.complex128)
+  nan = S.make_complex(np.nan, np.nan)
+  for p in range(batch):
+    w_p = w[p * n:(p + 1) * n]
+    vl_p, vr_p = vl[p * n * n:(p + 1) * n * n], vr[p * n * n:(p + 1) * n * n]
+    w_p[:] = nan
+    vl_p[:] = nan
+    vr_p[:] = nan
+    _unflatten(x, p * n * n, a)
+    if n == 0 or not _finite(a):
+      continue
+    info, values, vectors = _geev(a)
+    if info:
+      continue
+    try:
+      if left:
+        for j in range(n):
+          for r in range(n):   # ((a - w_j I)^H)[r, c] = conj(a[c, r] - w_j I[c, r])
+            for c in range(n):
+              shifted[r, c] = np.conj(np.complex128(a[c, r]) - numpy_complex_mul(
+                  values[j], np.complex128(1.0 if r == c else 0.0)))
+          null = np.linalg.svd(shifted, True)[2]
+          largest, modulus = 0, -1.0
+          for r in range(n):
+            size = complex_abs(null[n - 1, r])
+            if size > modulus:
+              largest, modulus = r, size
+          top = np.conj(null[n - 1, largest])
+          phase = numpy_complex_div(np.complex128(complex_abs(top)), top) if top != 0 else 1
+          for r in range(n):
+            vl_p[r * n + j] = numpy_complex_mul(np.conj(null[n - 1, r]), np.complex128(phase))
+      w_p[:] = values
+      if right:
+        _flatten(vectors, vr_p)
+    except Exception:   # no convergence: NaN
+      vl_p[:] = nan
+
+
+@kernel_jit
+def tridiagonal_solve(dl, d, du, b, out, sizes):
+  """The reference's tridiagonal solve (gesv of the dense matrix, as
+  np.linalg.solve) of the (B, m) diagonals and the (B, m, n) stack `b`
+  into `out`, all NaN where the matrix is singular or an input not
+  finite; `sizes` is (B, m, n)."""
+  batch, m, n = sizes[0], sizes[1], sizes[2]
+  a, rhs = np.zeros((m, m), b.dtype), np.empty((m, n), b.dtype)
+  for p in range(batch):
+    x = out[p * m * n:(p + 1) * m * n]
+    x[:] = _nan_of(out)
+    for i in range(m):
+      a[i, i] = d[p * m + i]
+      if i:
+        a[i, i - 1] = dl[p * m + i]
+        a[i - 1, i] = du[p * m + i - 1]
+    _unflatten(b, p * m * n, rhs)
+    if m and n and _finite(a) and _finite(rhs):
+      try:
+        _flatten(np.linalg.solve(a, rhs), x)
+      except Exception:   # singular
+        pass
+
+
+# --- their lowering rules ----------------------------------------------------------------
+
+def _batch(aval, core=2):
+  """The number of matrices (vectors, for core=1) in a stack of `aval`."""
+  return math.prod(aval.shape[:aval.ndim - core])
+
+
+def _wide_operand(ctx, x, aval):
+  """`x` as a flat array of the dtype the reference rule computes in."""
+  return operand(ctx, x, aval, range(aval.ndim), lax._wide(aval.dtype))
+
+
+def _new(ctx, size, dtype, fill="empty"):
+  """The name of a new flat array of `size` elements of `dtype`."""
+  name = ctx.fresh()
+  ctx.emit(f"{name} = np.{fill}({ctx.dim(size)}, {type_source(dtype)})")
+  return name
+
+
+@register(lax.cholesky_p)
+def _cholesky(ctx, x):
+  (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+  wide = lax._wide(aval.dtype)
+  out = _new(ctx, math.prod(aval.shape), wide, "zeros")
+  sizes = ctx.ints([_batch(aval), aval.shape[-1]])
+  ctx.emit(f"{ctx.function(cholesky)}({_wide_operand(ctx, x, aval)}, {out}, {sizes})")
+  return from_compute(ctx, out, wide, out_aval)
+
+
+@register(lax.triangular_solve_p)
+def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+  (a_aval, b_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
+  wide = lax._wide(b_aval.dtype)
+  out = _new(ctx, math.prod(b_aval.shape), wide)
+  sizes = ctx.ints([_batch(a_aval), a_aval.shape[-1], *b_aval.shape[-2:]])
+  flags = ctx.ints([left_side, lower, transpose_a, conjugate_a, unit_diagonal])
+  ctx.emit(f"{ctx.function(triangular_solve)}({_wide_operand(ctx, a, a_aval)}, "
+           f"{_wide_operand(ctx, b, b_aval)}, {out}, {sizes}, {flags})")
+  return from_compute(ctx, out, wide, out_aval)
+
+
+@register(lax.lu_p)
+def _lu(ctx, x):
+  (aval,), (lu_aval, pivots_aval, permutation_aval) = ctx.avals_in, ctx.avals_out
+  *_, m, n = aval.shape
+  wide, batch = lax._wide(aval.dtype), _batch(aval)
+  out = _new(ctx, math.prod(aval.shape), wide)
+  pivots = _new(ctx, batch * min(m, n), np.int32)
+  permutation = _new(ctx, batch * m, np.int32)
+  ctx.emit(f"{ctx.function(lu)}({_wide_operand(ctx, x, aval)}, {out}, {pivots}, "
+           f"{ctx.ints([batch, m, n])})")
+  ctx.emit(f"{ctx.function(pivots_to_permutation)}({pivots}, {permutation}, "
+           f"{ctx.ints([batch, min(m, n), m])})")
+  return [from_compute(ctx, out, wide, lu_aval), ctx.result(pivots, pivots_aval),
+          ctx.result(permutation, permutation_aval)]
+
+
+@register(lax.lu_pivots_to_permutation_p)
+def _lu_pivots_to_permutation(ctx, pivots, *, permutation_size):
+  (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+  batch = _batch(aval, 1)
+  out = _new(ctx, batch * permutation_size, np.int32)
+  ctx.emit(f"{ctx.function(pivots_to_permutation)}({ctx.flat(pivots, aval)}, {out}, "
+           f"{ctx.ints([batch, aval.shape[-1], permutation_size])})")
+  return ctx.result(out, out_aval)
+
+
+def _householder(ctx, x, aval, pivoting):
+  """The flat (a, taus, columns) of the reference's `_householder_qr` of `x`."""
+  *_, m, n = aval.shape
+  wide, batch = lax._wide(aval.dtype), _batch(aval)
+  a = _new(ctx, math.prod(aval.shape), wide)
+  taus = _new(ctx, batch * min(m, n), wide)
+  columns = _new(ctx, batch * n, np.int32)
+  ctx.emit(f"{ctx.function(householder_qr)}({_wide_operand(ctx, x, aval)}, {a}, {taus}, "
+           f"{columns}, {ctx.ints([batch, m, n])}, {ctx.dim(pivoting)})")
+  return a, taus, columns
+
+
+@register(lax.geqrf_p)
+def _geqrf(ctx, x):
+  (aval,), (a_aval, taus_aval) = ctx.avals_in, ctx.avals_out
+  a, taus, _ = _householder(ctx, x, aval, False)
+  wide = lax._wide(aval.dtype)
+  return [from_compute(ctx, a, wide, a_aval), from_compute(ctx, taus, wide, taus_aval)]
+
+
+def _householder_product_of(ctx, a, taus, aval, columns, k):
+  """The flat first `columns` columns of the product of the `k` reflectors
+  of the flat (a, taus) of a stack of `aval`."""
+  *_, m, n = aval.shape
+  batch = _batch(aval)
+  q = _new(ctx, batch * m * columns, lax._wide(aval.dtype))
+  ctx.emit(f"{ctx.function(householder_product)}({a}, {taus}, {q}, "
+           f"{ctx.ints([batch, m, n, columns, k])})")
+  return q
+
+
+@register(lax.householder_product_p)
+def _householder_product(ctx, a, taus):
+  (a_aval, taus_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
+  q = _householder_product_of(ctx, _wide_operand(ctx, a, a_aval),
+                              _wide_operand(ctx, taus, taus_aval), a_aval, a_aval.shape[-1],
+                              taus_aval.shape[-1])
+  return from_compute(ctx, q, lax._wide(a_aval.dtype), out_aval)
+
+
+@register(lax.qr_p)
+def _qr(ctx, x, *, full_matrices, pivoting):
+  (aval,), (q_aval, r_aval, *p_aval) = ctx.avals_in, ctx.avals_out
+  *_, m, n = aval.shape
+  wide, batch = lax._wide(aval.dtype), _batch(aval)
+  a, taus, columns = _householder(ctx, x, aval, pivoting)
+  q = _householder_product_of(ctx, a, taus, aval, m if m < n or full_matrices else n, min(m, n))
+  rows = m if full_matrices else min(m, n)
+  r = _new(ctx, batch * rows * n, wide)
+  ctx.emit(f"{ctx.function(upper_triangle)}({a}, {r}, {ctx.ints([batch, m, n, rows])})")
+  outs = [from_compute(ctx, q, wide, q_aval), from_compute(ctx, r, wide, r_aval)]
+  return outs + [ctx.result(columns, p_aval[0])] if pivoting else outs
+
+
+@register(lax.eigh_p)
+def _eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index):
+  (aval,), (v_aval, w_aval) = ctx.avals_in, ctx.avals_out
+  n, batch = aval.shape[-1], _batch(aval)
+  lo, hi = lax._index_range(subset_by_index, n)
+  wide = lax._wide(aval.dtype)
+  v, w = _new(ctx, batch * n * (hi - lo), wide), _new(ctx, batch * (hi - lo), np.float64)
+  ctx.emit(f"{ctx.function(eigh)}({_wide_operand(ctx, x, aval)}, {v}, {w}, "
+           f"{ctx.ints([batch, n, lo, hi])}, {ctx.dim(lower)})")
+  return [from_compute(ctx, v, wide, v_aval), from_compute(ctx, w, np.float64, w_aval)]
+
+
+@register(lax.svd_p)
+def _svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm):
+  (aval,), (s_aval, *uv_avals) = ctx.avals_in, ctx.avals_out
+  *_, m, n = aval.shape
+  wide, batch, k = lax._wide(aval.dtype), _batch(aval), min(m, n)
+  lo, _ = lax._index_range(subset_by_index, k)
+  d = s_aval.shape[-1]
+  if lo + d > k:
+    raise LoweringError(f"the numba backend lowers 'svd' with subset_by_index within "
+                        f"[0, min(m, n)] only (got {subset_by_index} for min(m, n) = {k})")
+  s = _new(ctx, batch * d, np.float64)
+  sizes = ctx.ints([batch, m, n, lo, d])
+  if not compute_uv:
+    ctx.emit(f"{ctx.function(singular_values)}({_wide_operand(ctx, x, aval)}, {s}, {sizes})")
+    return [from_compute(ctx, s, np.float64, s_aval)]
+  u, vt = (_new(ctx, math.prod(a.shape), wide) for a in uv_avals)
+  ctx.emit(f"{ctx.function(svd)}({_wide_operand(ctx, x, aval)}, {s}, {u}, {vt}, {sizes}, "
+           f"{ctx.dim(full_matrices)})")
+  return [from_compute(ctx, s, np.float64, s_aval),
+          *(from_compute(ctx, y, wide, a) for y, a in zip((u, vt), uv_avals))]
+
+
+@register(lax.eig_p)
+def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors):
+  (aval,), out_avals = ctx.avals_in, ctx.avals_out
+  n, batch = aval.shape[-1], _batch(aval)
+  complex128 = np.dtype(np.complex128)
+  w = _new(ctx, batch * n, complex128)
+  vl, vr = (_new(ctx, batch * n * n if wanted else 0, complex128)
+            for wanted in (compute_left_eigenvectors, compute_right_eigenvectors))
+  ctx.emit(f"{ctx.function(eig)}({_wide_operand(ctx, x, aval)}, {w}, {vl}, {vr}, "
+           f"{ctx.ints([batch, n])}, "
+           f"{ctx.ints([compute_left_eigenvectors, compute_right_eigenvectors])})")
+  outs = [w] + [v for v, wanted in ((vl, compute_left_eigenvectors),
+                                    (vr, compute_right_eigenvectors)) if wanted]
+  return [from_compute(ctx, y, complex128, a) for y, a in zip(outs, out_avals)]
+
+
+@register(lax.tridiagonal_solve_p)
+def _tridiagonal_solve(ctx, dl, d, du, b):
+  avals, (out_aval,) = ctx.avals_in, ctx.avals_out
+  b_aval = avals[3]
+  wide = lax._wide(b_aval.dtype)
+  out = _new(ctx, math.prod(b_aval.shape), wide)
+  operands = ", ".join(_wide_operand(ctx, y, a) for y, a in zip((dl, d, du, b), avals))
+  ctx.emit(f"{ctx.function(tridiagonal_solve)}({operands}, {out}, "
+           f"{ctx.ints([_batch(b_aval), *b_aval.shape[-2:]])})")
+  return from_compute(ctx, out, wide, out_aval)

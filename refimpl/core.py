@@ -358,7 +358,10 @@ class EvalTrace(Trace):
 def _result_array(primitive, out, aval, values):
   """The Array of `out`, a result of `primitive`'s reference rule run on
   `values`, once checked against `aval` (from the shape rule) and, with
-  debug_nans/debug_infs, for NaNs and infinities."""
+  debug_nans/debug_infs, for NaNs and infinities. A float0 result stays a
+  NumPy array, as in JAX (float0 has no data, so there is no Array of it)."""
+  if aval.dtype == dtypes.float0:
+    return np.zeros(aval.shape, dtypes.float0)
   if type(out) is not np.ndarray:
     out = np.asarray(out)
   if out.shape != aval.shape or (out.dtype != aval.dtype  # else an extended dtype's data?

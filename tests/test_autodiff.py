@@ -365,6 +365,9 @@ def test_grad_allow_int_gives_float0():
   assert gn.dtype == float0 and gn.shape == ()
   g = jax.grad(lambda n: jnp.float32(1.) * 2., allow_int=True)(np.arange(3, dtype=np.int32))
   assert g.dtype == float0 and g.shape == (3,)
+  for grad_of in (jax.grad, lambda f, **kw: jax.jit(jax.grad(f, **kw))):   # NumPy arrays, as in JAX
+    g = grad_of(lambda n: jnp.sum(n * 1.0), allow_int=True)(np.arange(3, dtype=np.int32))
+    assert type(g) is np.ndarray and g.dtype == float0 and g.shape == (3,)
 
 
 def test_grad_complex_output_raises():

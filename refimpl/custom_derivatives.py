@@ -117,6 +117,13 @@ def _trace_call(fun, nondiff_argnums, args, kwargs):
   return nondiff, dyn, closed, tracer_consts, in_tree, out_tree_box[0], leaves
 
 
+def _positions(nondiff_argnums):
+  """The positions of the nondiff arguments, ascending and each once: the
+  order in which the rules receive them, whatever order they were named in
+  (as in JAX)."""
+  return tuple(sorted(set(nondiff_argnums)))
+
+
 def _rebuild(nondiff_argnums, nondiff, dyn):
   """The full positional argument list from the nondiff and the dyn args."""
   args, nondiff, dyn = [], list(nondiff), list(dyn)
@@ -235,7 +242,7 @@ class custom_jvp:  # noqa: N801 (JAX's name)
   def __init__(self, fun, nondiff_argnums=()):
     functools.update_wrapper(self, fun)
     self.fun = fun
-    self.nondiff_argnums = tuple(nondiff_argnums)
+    self.nondiff_argnums = _positions(nondiff_argnums)
     self.jvp = None
     self.symbolic_zeros = False
 
@@ -475,7 +482,7 @@ class custom_vjp:  # noqa: N801 (JAX's name)
   def __init__(self, fun, nondiff_argnums=()):
     functools.update_wrapper(self, fun)
     self.fun = fun
-    self.nondiff_argnums = tuple(nondiff_argnums)
+    self.nondiff_argnums = _positions(nondiff_argnums)
     self.fwd = self.bwd = None
     self.symbolic_zeros = False
 

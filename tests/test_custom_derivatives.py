@@ -154,6 +154,21 @@ def test_custom_jvp_nondiff_argnums_python_int():
   np.testing.assert_allclose(jax.grad(power)(f32(2.), 3), 12.)
 
 
+def test_nondiff_argnums_reach_the_rules_in_position_order_each_once():
+  """As in JAX: nondiff_argnums=(2, 0, 2) is (0, 2); the rules get arguments 0 then 2."""
+  def f(a, x, b):
+    return a * 10 + b + x
+
+  jvp_f = jax.custom_jvp(f, nondiff_argnums=(2, 0, 2))
+  jvp_f.defjvp(lambda a, b, primals, tangents: (f(a, primals[0], b), (a - b) * tangents[0]))
+  assert jax.jvp(lambda x: jvp_f(1., x, 2.), (0.5,), (1.,)) == (12.5, -1.)
+
+  vjp_f = jax.custom_vjp(f, nondiff_argnums=(2, 0, 0))
+  vjp_f.defvjp(lambda a, x, b: (f(a, x, b), None), lambda a, b, _, g: ((a - b) * g,))
+  assert vjp_f(1., 0.5, 2.) == 12.5
+  assert jax.grad(lambda x: vjp_f(1., x, 2.))(0.5) == -1.
+
+
 def test_custom_jvp_symbolic_zeros_receives_zero_tangents():
   seen = []
 

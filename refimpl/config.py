@@ -172,6 +172,12 @@ def debug_infs(new_val=True):
   return config.option("jax_debug_infs", new_val)
 
 
+def enable_checks(new_val=True):
+  """Context manager turning on internal checks within a block: jit type-checks
+  each jaxpr before a backend compiles it (`refimpl.jaxpr.check_jaxpr`)."""
+  return config.option("jax_enable_checks", new_val)
+
+
 def numpy_rank_promotion(new_val):
   """Context manager: 'allow' (NumPy's rank promotion), 'warn' or 'raise'."""
   _check_value("jax_numpy_rank_promotion", new_val)   # now, not when the block is entered

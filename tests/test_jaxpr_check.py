@@ -279,6 +279,20 @@ def test_jit_checks_the_program_it_compiles_when_checks_are_on(checked_programs)
   assert len(checked_programs) == 1
 
 
+def test_enable_checks_turns_the_checks_on_within_a_block():
+  jaxpr = _program()
+  sin, mul = jaxpr.eqns
+  bad = ClosedJaxpr(_rebuilt(jaxpr, eqns=[mul, sin]), [])
+  x = np.ones(3, f32)
+  with jax.enable_checks():
+    assert config.jax_enable_checks is True
+    with pytest.raises(JaxprTypeError, match="not defined"):
+      jit_p.bind(x, x, jaxpr=bad, name="bad", backend=None)
+    with jax.enable_checks(False):
+      assert config.jax_enable_checks is False
+  assert config.jax_enable_checks is False
+
+
 # --- hypothesis: mutations of well-formed jaxprs are found --------------------
 
 PROGRAMS = [

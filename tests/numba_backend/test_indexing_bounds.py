@@ -3,14 +3,18 @@ outside a buffer: gather, scatter, scatter-add (every mode), dynamic_slice
 and dynamic_update_slice run on fuzzed indices (huge, negative, INT_MIN,
 INT_MAX) in a process with Numba's bounds checks on (NUMBA_BOUNDSCHECK=1,
 which raises IndexError on any out-of-bounds access), and agree with the
-reference there. That process compiles into caches of its own: bounds
-checks change the compiled code.
+reference there; so do random programs of indexing operations
+(test_random_programs.py's generator, under vmap and scan too). That
+process compiles into caches of its own, beside the backend's cache
+directory: bounds checks change the compiled code, and Numba's cache does
+not tell the two apart. Modes and shapes are run-time values of the
+compiled programs, so the fuzzing compiles few programs (once: later runs
+load them).
 """
 
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import pytest
@@ -19,6 +23,7 @@ from hypothesis import given, settings, strategies as st
 import refimpl as jax
 from refimpl import lax
 from conformance import strategies as cst
+from numba_backend import cache
 from tests.numba_backend.test_elementwise import assert_same
 from tests.numba_backend.test_indexing import MODES, ROW_GATHER, ROW_SCATTER, index_arrays
 
@@ -57,11 +62,12 @@ def fuzz_indexing(data):
 
 def test_no_access_out_of_bounds():
   root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-  with tempfile.TemporaryDirectory() as cache:
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=os.path.join(cache, "numba"),
-               REFIMPL_NUMBA_CACHE_DIR=os.path.join(cache, "programs"))
-    run = subprocess.run(
-        [sys.executable, "-c", "from tests.numba_backend.test_indexing_bounds import "
-         "fuzz_indexing; fuzz_indexing()"],
-        cwd=root, env=env, capture_output=True, text=True)
+  caches = cache.directory().rstrip(os.sep) + "-boundscheck"
+  env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=os.path.join(caches, "numba"),
+             REFIMPL_NUMBA_CACHE_DIR=os.path.join(caches, "programs"))
+  run = subprocess.run(
+      [sys.executable, "-c", "from tests.numba_backend.test_indexing_bounds import "
+       "fuzz_indexing; fuzz_indexing(); from tests.numba_backend.test_random_programs import "
+       "fuzz_indexing_programs; fuzz_indexing_programs()"],
+      cwd=root, env=env, capture_output=True, text=True)
   assert run.returncode == 0, run.stdout + run.stderr

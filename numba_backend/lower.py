@@ -28,6 +28,7 @@ import numpy as np
 from refimpl import core, dtypes
 from refimpl.interpreters.eval import contractions, fma_signs
 from refimpl.jaxpr import DropVar, JaxprEqn, Literal
+from refimpl.lax.shapes import broadcast_in_dim_p
 
 
 class LoweringError(NotImplementedError):
@@ -406,13 +407,17 @@ def _last_reads(eqns, outvars):
 
 
 def _fusible(eqn):
-  """The result shape of an elementwise equation a loop can evaluate (rank
-  1 or more, operands of that shape or rank 0), else None."""
-  if eqn.primitive not in ELEMENTWISE_RULES or eqn.primitive in RULES or on_keys(eqn):
+  """The result shape of an equation a loop can evaluate element by element
+  (rank 1 or more): elementwise with operands of that shape or rank 0, or a
+  broadcast of a rank-0 value; else None."""
+  if on_keys(eqn) or len(eqn.outvars) != 1:
     return None
-  (out,) = eqn.outvars
-  shape = out.aval.shape
+  shape = eqn.outvars[0].aval.shape
   if not shape:
+    return None
+  if _scalar_broadcast(eqn):
+    return shape
+  if eqn.primitive not in ELEMENTWISE_RULES or eqn.primitive in RULES:
     return None
   for a in eqn.invars:
     if a.aval.shape and a.aval.shape != shape:
@@ -420,13 +425,26 @@ def _fusible(eqn):
   return shape
 
 
+def _scalar_broadcast(eqn):
+  """Whether `eqn` broadcasts a rank-0 value (each element of its result is that value)."""
+  return (eqn.primitive is broadcast_in_dim_p and len(eqn.invars) == 1
+          and not eqn.invars[0].aval.shape and not on_keys(eqn))
+
+
+def _rank0(eqn):
+  """Whether `eqn` is elementwise on rank-0 values (evaluated before a loop that reads it)."""
+  return (eqn.primitive in ELEMENTWISE_RULES and eqn.primitive not in RULES
+          and not on_keys(eqn) and not eqn.outvars[0].aval.shape)
+
+
 def _region_end(eqns, start):
-  """The end of the run of fusible equations of one shape from `start`."""
+  """The end of the run from `start` of fusible equations of one shape (and
+  of rank-0 elementwise equations among them)."""
   shape = _fusible(eqns[start])
   if shape is None:
     return start
   end = start + 1
-  while end < len(eqns) and _fusible(eqns[end]) == shape:
+  while end < len(eqns) and (_fusible(eqns[end]) == shape or _rank0(eqns[end])):
     end += 1
   return end
 
@@ -434,7 +452,14 @@ def _region_end(eqns, start):
 def _lower_region(lowering, eqns, env, read, last_read, end):
   """One loop over the elements of a run of elementwise equations: the
   results that later equations or the outputs read are stored in new
-  arrays, the others live in scalars of one iteration."""
+  arrays, the others live in scalars of one iteration. Its rank-0
+  equations (which read rank-0 values only) are evaluated before the loop."""
+  for eqn in eqns:
+    if _rank0(eqn):
+      ctx = RuleContext(lowering, eqn)
+      env[eqn.outvars[0]] = _lower_scalar(ctx, ELEMENTWISE_RULES[eqn.primitive],
+                                          [read(a) for a in eqn.invars], eqn)
+  eqns = [eqn for eqn in eqns if not _rank0(eqn)]
   shape = eqns[0].outvars[0].aval.shape
   defined = {v for e in eqns for v in e.outvars}
   outputs = [v for v in dict.fromkeys(v for e in eqns for v in e.outvars)
@@ -468,9 +493,12 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
       return local[a]
 
     for eqn in eqns:
+      (v,) = eqn.outvars
+      if _scalar_broadcast(eqn):
+        local[v] = element(eqn.invars[0])
+        continue
       ctx = RuleContext(lowering, eqn)
       expr = ELEMENTWISE_RULES[eqn.primitive](ctx, *[element(a) for a in eqn.invars], **eqn.params)
-      (v,) = eqn.outvars
       local[v] = lowering.fresh("e")
       lowering.emit(f"{local[v]} = {expr}")
     for v in outputs:

@@ -16,13 +16,17 @@ and computes every size-dependent parameter (slice bounds, paddings, slice
 sizes) from its operands' shapes when it is traced. So a program is a
 function of its inputs' dtypes and ranks alone, and each example runs it on
 several instances of other shapes (empty and size-1 axes among them) and
-values: the numba backend compiles a program once per structure, dtypes
-and ranks, so the instances after the first cost no compile.
+values: the numba backend's source is generic in shape, so the instances
+after the first cost no compile, except where a lowering leaves out code
+for an empty operand (concatenate, pad, a reduction's transposing copy,
+dynamic_update_slice), which makes the program of an empty instance
+another one.
 
 Every output of every operation is compared with the reference's bit for
-bit, NaN payloads aside (docs/backends.md, "Tolerances of the numba
-backend": the primitives used here are exact; dot_general's operands are
-first rounded to small integers, whose sums are exact in every order).
+bit, NaNs equal to NaNs whatever their bits (docs/backends.md, "Tolerances
+of the numba backend": the primitives used here are exact; dot_general's
+operands are first rounded to small integers, whose sums are exact in
+every order).
 
 Compile budget: each example costs about one cold Numba compile (seconds),
 so the default profile runs a fixed (derandomized) set of a few programs,

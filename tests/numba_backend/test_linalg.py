@@ -3,7 +3,9 @@
 dot_general: integers and bool bit for bit; floats within the bound of
 docs/backends.md's Tolerances table (the reference sums by BLAS, in
 another order), NaN and infinities where the reference has them. The
-decompositions (a host call of the reference rule) bit for bit.
+decompositions and solvers bit for bit (NaN parts equal to NaN parts), on
+any operands: empty and 1x1 matrices, empty batches, singular, indefinite,
+non-finite ones; each test compiles one program per dtype and rank.
 """
 
 import numpy as np
@@ -136,46 +138,172 @@ def test_dot_general_mixed_and_preferred(lhs_dtype, rhs_dtype, preferred, data):
 
 
 def assert_same(reference, backend, what):
+  """Bit-for-bit equal values, each NaN part (of a complex number) matched by a NaN part."""
   reference, backend = np.asarray(reference), np.asarray(backend)
   assert backend.dtype == reference.dtype and backend.shape == reference.shape, what
-  assert np.array_equal(reference, backend, equal_nan=dtypes.is_inexact(reference.dtype)), what
+  parts = [(reference.real, backend.real), (reference.imag, backend.imag)] \
+      if dtypes.is_complex(reference.dtype) else [(reference, backend)]
+  for r, b in parts:
+    same = (r == b) | (np.isnan(r) & np.isnan(b)) if dtypes.is_inexact(r.dtype) else r == b
+    bad = ~np.asarray(same)
+    assert not bad.any(), (f"{what}: {bad.sum()} of {bad.size} elements differ, e.g. "
+                           f"reference {r[bad][:3]}, numba {b[bad][:3]}")
 
 
-DECOMPOSITIONS = {
-    "cholesky": lambda a, x: [linalg.cholesky(a)],
-    "lu": lambda a, x: list(linalg.lu(x)),
-    "lu_pivots_to_permutation": lambda a, x: [linalg.lu_pivots_to_permutation(
-        linalg.lu(x)[1], x.shape[-1] + 1)],
-    "qr": lambda a, x: list(linalg.qr(x)),
-    "qr_economic": lambda a, x: list(linalg.qr(x, full_matrices=False)),
-    "geqrf_householder_product": lambda a, x: [*linalg.geqrf(x), linalg.householder_product(
-        *linalg.geqrf(x))],
-    "eigh": lambda a, x: list(linalg.eigh(a)),
-    "eig": lambda a, x: list(linalg.eig(a)),
-    "svd": lambda a, x: list(linalg.svd(x)),
-    "singular_values": lambda a, x: [linalg.svd(x, compute_uv=False)],
-    "triangular_solve": lambda a, x: [linalg.triangular_solve(a, x, left_side=True, lower=True),
-                                      linalg.triangular_solve(a, x, transpose_a=True)],
-}
+LINALG_DTYPES = [np.dtype(np.float16), dtypes.float32, np.dtype(np.float64), dtypes.complex64,
+                 np.dtype(np.complex128)]
 
 
-@pytest.mark.parametrize("dtype", cst.LINALG_DTYPES, ids=str)
-@settings(max_examples=10, deadline=None)
+def _wide(dtype):
+  return np.dtype(np.complex128 if dtypes.is_complex(dtype) else np.float64)
+
+
+def check_programs(dtype, programs, *operands):
+  """Each of `programs` (name -> function of `operands` returning a list of
+  arrays) gives the reference's results bit for bit, jitted as one program."""
+  def program(*operands):
+    return [out for f in programs.values() for out in f(*operands)]
+
+  def run():
+    reference = jax.jit(program)(*operands)
+    backend = jax.jit(program, backend="numba")(*operands)
+    names = [name for name, f in programs.items() for _ in f(*operands)]
+    assert len(reference) == len(backend) == len(names)
+    for name, r, b in zip(names, reference, backend):
+      assert_same(r, b, name)
+
+  if np.dtype(dtype) in (np.float64, np.complex128):
+    with jax.enable_x64():
+      run()
+  else:
+    run()
+
+
+def batches():
+  """Batch shapes: none, one batch dimension, an empty batch."""
+  return st.one_of(cst.batch_shapes(max_dims=1), st.just((0,)))
+
+
+@st.composite
+def matrices(draw, dtype, batch, shape):
+  """Stacks of `dtype` and `batch + shape`: any values (NaN and infinities
+  too), bounded ones, or bounded ones made singular (a row repeated, or a
+  zero column)."""
+  kind = draw(st.sampled_from(["any", "bounded", "singular"]))
+  if kind == "any":
+    return draw(cst.arrays(dtype, batch + shape))
+  x = draw(cst.bounded_arrays(_wide(dtype), batch + shape)).astype(dtype)
+  if kind == "singular" and shape[0] >= 2:
+    x[..., -1, :] = x[..., 0, :]
+  elif kind == "singular" and shape[1]:
+    x[..., draw(st.integers(0, shape[1] - 1))] = 0
+  return x
+
+
+@st.composite
+def square_matrices(draw, dtype, batch, n):
+  """Square stacks: those of `matrices`, or Hermitian ones (positive
+  definite, or indefinite) that are well conditioned."""
+  kind = draw(st.sampled_from(["matrices", "positive_definite", "hermitian"]))
+  if kind == "matrices" or n == 0 or 0 in batch:
+    return draw(matrices(dtype, batch, (n, n)))
+  return draw(cst.well_conditioned_matrices(_wide(dtype), batch, (n, n), kind=kind)).astype(dtype)
+
+
+def index_ranges(size):
+  """None, or a subset_by_index (lo, hi) with 0 <= lo <= hi <= size."""
+  return st.one_of(st.none(), st.integers(0, size).flatmap(
+      lambda lo: st.tuples(st.just(lo), st.integers(lo, size))))
+
+
+@pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
+@SETTINGS
 @given(data=st.data())
-def test_decompositions(dtype, data):
-  """The host call gives the reference's results, NaN (non-finite operands) included."""
-  n = data.draw(st.integers(1, 4))
-  batch = data.draw(cst.batch_shapes())
-  a = data.draw(cst.well_conditioned_matrices(dtype, batch, (n, n), kind="positive_definite"))
-  x = data.draw(cst.arrays(dtype, batch + (n, n)))
-  diagonals = [data.draw(cst.arrays(dtype, batch + (n,))) for _ in range(3)]
+def test_factorizations(dtype, data):
+  """lu, lu_pivots_to_permutation, qr (with and without pivoting), geqrf,
+  householder_product and svd (with and without vectors) of rectangular
+  stacks."""
+  batch = data.draw(batches())
+  m, n = data.draw(st.integers(0, 4)), data.draw(st.integers(0, 4))
+  k = min(m, n)
+  x = data.draw(matrices(dtype, batch, (m, n)))
+  size = data.draw(st.integers(max(k, 1), 6))
+  pivots = data.draw(cst.arrays(np.int32, batch + (k,), elements=st.integers(-size - 2, size + 2)))
+  full = data.draw(st.booleans())
+  subset = None if full else data.draw(index_ranges(k))
+  programs = {
+      "lu": lambda x, p: list(linalg.lu(x)),
+      "lu_pivots_to_permutation": lambda x, p: [linalg.lu_pivots_to_permutation(p, size)],
+      "qr": lambda x, p: list(linalg.qr(x, full_matrices=full)),
+      "qr_pivoting": lambda x, p: list(linalg.qr(x, full_matrices=full, pivoting=True)),
+      "geqrf": lambda x, p: list(linalg.geqrf(x)),
+      "svd": lambda x, p: list(linalg.svd(x, full_matrices=full, subset_by_index=subset)),
+      "singular_values": lambda x, p: [linalg.svd(x, full_matrices=False, compute_uv=False,
+                                                  subset_by_index=subset)],
+  }
+  if m >= n:   # householder_product needs m >= n
+    programs["householder_product"] = lambda x, p: [linalg.householder_product(
+        *linalg.geqrf(x))]
+  check_programs(dtype, programs, x, pivots)
 
-  def program(a, x, *diagonals):
-    return ([out for f in DECOMPOSITIONS.values() for out in f(a, x)]
-            + [linalg.tridiagonal_solve(*diagonals, x)])
 
-  reference = jax.jit(program)(a, x, *diagonals)
-  backend = jax.jit(program, backend="numba")(a, x, *diagonals)
-  names = [name for name, f in DECOMPOSITIONS.items() for _ in f(a, x)] + ["tridiagonal_solve"]
-  for name, r, b in zip(names, reference, backend):
-    assert_same(r, b, name)
+@pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
+@SETTINGS
+@given(data=st.data())
+def test_square_decompositions(dtype, data):
+  """cholesky, eigh (either triangle, a subset of eigenpairs) and eig (all
+  its outputs, or the eigenvalues alone) of square stacks."""
+  batch = data.draw(batches())
+  n = data.draw(st.integers(0, 4))
+  x = data.draw(square_matrices(dtype, batch, n))
+  lower, symmetrize = data.draw(st.booleans()), data.draw(st.booleans())
+  subset = data.draw(index_ranges(n))
+  programs = {
+      "cholesky": lambda x: [linalg.cholesky(x, symmetrize_input=symmetrize)],
+      "eigh": lambda x: list(linalg.eigh(x, lower=lower, symmetrize_input=symmetrize,
+                                         subset_by_index=subset)),
+      "eig": lambda x: list(linalg.eig(x)),
+      "eigenvalues": lambda x: list(linalg.eig(x, compute_left_eigenvectors=False,
+                                               compute_right_eigenvectors=False)),
+  }
+  check_programs(dtype, programs, x)
+
+
+@pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
+@SETTINGS
+@given(data=st.data())
+def test_solves(dtype, data):
+  """triangular_solve (every flag, either side) and tridiagonal_solve."""
+  batch = data.draw(batches())
+  m, n = data.draw(st.integers(0, 4)), data.draw(st.integers(0, 3))
+  a = data.draw(matrices(dtype, batch, (m, m)))
+  if data.draw(st.booleans()):   # well conditioned: a dominant diagonal
+    a = (a.astype(_wide(dtype)) + 2 * m * np.eye(m)).astype(dtype)
+  b = data.draw(matrices(dtype, batch, (m, n)))
+  diagonals = [data.draw(cst.arrays(dtype, batch + (m,))) for _ in range(3)]
+  flags = dict(zip(["lower", "transpose_a", "conjugate_a", "unit_diagonal"],
+                   data.draw(st.tuples(*[st.booleans()] * 4))))
+  programs = {
+      "triangular_solve_left": lambda a, b, bt, *d: [linalg.triangular_solve(
+          a, b, left_side=True, **flags)],
+      "triangular_solve_right": lambda a, b, bt, *d: [linalg.triangular_solve(
+          a, bt, left_side=False, **flags)],
+      "tridiagonal_solve": lambda a, b, bt, *d: [linalg.tridiagonal_solve(*d, b)],
+  }
+  check_programs(dtype, programs, a, b, np.ascontiguousarray(np.swapaxes(b, -1, -2)), *diagonals)
+
+
+def test_decompositions_lower_to_native_code():
+  """No decomposition leaves the compiled program (no objmode block)."""
+  from numba_backend.lower import lower_program
+
+  def program(a, b, v, p):
+    return [*linalg.lu(a), linalg.lu_pivots_to_permutation(p, 3), *linalg.qr(a, pivoting=True),
+            *linalg.geqrf(a), linalg.householder_product(*linalg.geqrf(a)), linalg.cholesky(a),
+            *linalg.eigh(a), *linalg.svd(a), linalg.svd(a, compute_uv=False), *linalg.eig(a),
+            linalg.triangular_solve(a, b, left_side=True), linalg.tridiagonal_solve(v, v, v, b)]
+
+  a, b, v = np.eye(3, dtype=np.float32), np.ones((3, 2), np.float32), np.ones(3, np.float32)
+  closed = jax.make_jaxpr(program)(a, b, v, np.zeros(3, np.int32))
+  source, _, _ = lower_program(closed.jaxpr)
+  assert "objmode" not in source

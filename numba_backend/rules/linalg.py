@@ -591,9 +591,16 @@ def eig(x, w, vl, vr, sizes, flags):
     _unflatten(x, p * n * n, a)
     if n == 0 or not _finite(a):
       continue
-    info, values, vectors = _geev(a)
+    largest = 0.0
+    for value in a.flat:
+      largest = max(largest, abs(value))
+    scale = 1.0   # SciPy's geev leaves the eigenvalues of a matrix it rescales scaled:
+    if largest > 1e130 or 0 < largest < 1e-130:   # rescale it by a power of two here
+      scale = 2.0 ** -math.floor(math.log2(largest))
+    info, values, vectors = _geev(a * scale)
     if info:
       continue
+    values = values / scale
     try:
       if left:
         for j in range(n):

@@ -5,7 +5,6 @@ import pytest
 
 import refimpl as jax
 import refimpl.numpy as jnp
-from refimpl import lax
 
 
 def _recording_callback(calls):

@@ -11,7 +11,6 @@ import pytest
 
 import refimpl as jax
 import refimpl.numpy as jnp
-from refimpl import lax
 
 F32 = np.float32
 RNG = np.random.default_rng(0)

@@ -7,8 +7,6 @@ lengths are static integers of the program)."""
 
 import math
 
-import numpy as np
-
 from refimpl.lax.fft import FftType, fft_p
 from numba_backend.lower import LoweringError, register, type_source
 

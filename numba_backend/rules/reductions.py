@@ -24,7 +24,7 @@ from refimpl import dtypes
 from refimpl.lax import reductions as lax
 from refimpl.lax.rules import accumulation_dtype, max_identity, min_identity
 from numba_backend import scalars as S
-from numba_backend.kernels import c_strides, kernel_jit
+from numba_backend.kernels import c_strides
 from numba_backend.lower import (LoweringError, cast, element_to_store, lower_jaxpr, read_element,
                                  register, scalar_dtype, storage_dtype, type_source)
 

@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 import refimpl as jax
 import refimpl.numpy as jnp
-from refimpl import core, lax
+from refimpl import lax
 from refimpl.interpreters import partial_eval as pe
 from refimpl.lax.control_flow.conditionals import cond_p
 

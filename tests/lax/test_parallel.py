@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, strategies as st
 
 import refimpl as jax
-import refimpl.numpy as jnp
 from refimpl import lax
 from conformance import strategies as S
 

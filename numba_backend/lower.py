@@ -17,7 +17,8 @@ giving the source of an expression computing one element of the result
 from the operands' element expressions; any other primitive a rule
 `rule(ctx, *operands, **params)` that writes statements with `ctx.emit` and
 returns the names of its results (a list for a multiple-result primitive).
-Consecutive elementwise equations of one shape are fused into one loop.
+Call primitives without a rule of their own are inlined, and consecutive
+elementwise equations of one shape are fused into one loop.
 """
 
 import contextlib
@@ -27,7 +28,7 @@ import numpy as np
 
 from refimpl import core, dtypes
 from refimpl.interpreters.eval import contractions, fma_signs
-from refimpl.jaxpr import DropVar, JaxprEqn, Literal
+from refimpl.jaxpr import DropVar, JaxprEqn, Literal, Var
 from refimpl.lax.shapes import broadcast_in_dim_p
 
 
@@ -57,11 +58,6 @@ def on_keys(eqn):
   return any(dtypes.is_extended(a.aval.dtype) for a in [*eqn.invars, *eqn.outvars])
 
 
-CALL = "call primitive"
-"""The key in RULES of the rule of every call primitive
-(`Primitive.call_jaxpr_param`) that has no rule of its own."""
-
-
 def lowering_of(primitive):
   """How the backend lowers `primitive`, in words (None: it does not): the
   coverage docs/primitives.md lists."""
@@ -70,7 +66,7 @@ def lowering_of(primitive):
     kinds.append("elementwise (fused into loops)")
   if primitive in RULES:
     kinds.append("lowered")
-  elif primitive.call_jaxpr_param is not None and CALL in RULES:
+  elif primitive.call_jaxpr_param is not None:
     kinds.append("inlined (a call primitive)")
   if primitive in KEY_RULES:
     kinds.append("on key arrays too")
@@ -151,6 +147,7 @@ class Lowering:
     self.arrays = []   # array constants (storage data), the parameters k<i>
     self.imports = {}   # module name -> its alias in the program's module
     self._count = 0
+    self.unsure = None   # in a loop that checks (`_lower_region`): its flags' names
 
   def fresh(self, prefix="v"):
     self._count += 1
@@ -250,6 +247,19 @@ class RuleContext:
     storage = type_source(storage_dtype(aval.dtype))
     return f"np.full(1, {element_to_store(value, aval.dtype)}, {storage})"
 
+  def checked(self, fn, *args):
+    """The name of the float64 value of `fn(*args)` for a result rounded to
+    float32 (or a 16-bit float), where `fn` is a function of
+    numba_backend/checked.py, inside a loop over elements; None elsewhere,
+    where a rule computes it with libm. The loop evaluates its elements
+    again with libm where `fn` is unsure of the rounding."""
+    if self.lowering.unsure is None:
+      return None
+    value, unsure = self.fresh(), self.fresh("u")
+    self.emit(f"{value}, {unsure} = {self.function(fn)}({', '.join(args)})")
+    self.lowering.unsure.append(unsure)
+    return value
+
   def result(self, array, aval):
     """The name of the value of `aval` that the new C-contiguous array
     `array` (of aval's size) holds: itself, or its element for rank 0."""
@@ -266,6 +276,12 @@ class RuleContext:
     self.emit(f"{name} = np.empty({self.shape(aval.shape)}, {type_source(storage_dtype(aval.dtype))})")
     return name
 
+  def empty_flat(self, aval):
+    """A new uninitialized array of `aval` and a flat view of it (for a
+    kernel to fill, rank 0 too): their names' sources."""
+    name = self.empty(aval)
+    return name, f"{name}.reshape({self.dim(math.prod(aval.shape))})"
+
 
 # --- lowering a jaxpr ---------------------------------------------------------------------
 
@@ -280,8 +296,9 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True):
       return lowering.const(atom.val, atom.aval.dtype)
     return env[atom]
 
-  eqns = _contracted(jaxpr) if contract else jaxpr.eqns
-  last_read = _last_reads(eqns, jaxpr.outvars)
+  eqns, outvars = _inline_calls(lowering, _contracted(jaxpr) if contract else jaxpr.eqns,
+                                jaxpr.outvars, env)
+  last_read = _last_reads(eqns, outvars)
   i = 0
   while i < len(eqns):
     end = _region_end(eqns, i)
@@ -295,9 +312,7 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True):
                     last_read, i + 1)
       i += 1
       continue
-    rule = (KEY_RULES if on_keys(eqn) else RULES).get(eqn.primitive)
-    if rule is None and eqn.primitive.call_jaxpr_param is not None:
-      rule = RULES.get(CALL)
+    rule = _rule(eqn)
     ctx = RuleContext(lowering, eqn)
     operands = [read(a) for a in eqn.invars]
     if rule is None and on_keys(eqn):
@@ -317,7 +332,43 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True):
       if not isinstance(v, DropVar):
         env[v] = name
     i += 1
-  return [read(a) for a in jaxpr.outvars]
+  return [read(a) for a in outvars]
+
+
+def _rule(eqn):
+  return (KEY_RULES if on_keys(eqn) else RULES).get(eqn.primitive)
+
+
+def _inline_calls(lowering, eqns, outvars, env):
+  """`eqns` and `outvars` with each equation of a call primitive that has
+  no rule of its own replaced by its jaxpr's equations (contracted, as the
+  call evaluates them), recursively, so that loops fuse across calls. An
+  inlined jaxpr's variables are replaced by new ones (a jaxpr may be called
+  twice); its consts are bound in `env`, as arrays passed to the program."""
+  flat = []
+
+  def splice(eqns, outvars, renamed):
+    def atom(a):
+      return a if isinstance(a, Literal) else renamed.get(a, a)
+
+    for eqn in eqns:
+      invars = [atom(a) for a in eqn.invars]
+      if eqn.primitive.call_jaxpr_param is not None and _rule(eqn) is None:
+        closed = eqn.params[eqn.primitive.call_jaxpr_param]
+        inner = dict(zip(closed.jaxpr.invars, invars))
+        for v, value in zip(closed.jaxpr.constvars, closed.consts):
+          inner[v] = Var(v.aval)
+          env[inner[v]] = lowering.array(value, v.aval)
+        results = splice(_contracted(closed.jaxpr), closed.jaxpr.outvars, inner)
+        renamed.update((v, r) for v, r in zip(eqn.outvars, results) if not isinstance(v, DropVar))
+      else:
+        outs = [v if isinstance(v, DropVar) else renamed.setdefault(v, Var(v.aval))
+                for v in eqn.outvars]
+        flat.append(JaxprEqn(invars, outs, eqn.primitive, eqn.params))
+    return [atom(a) for a in outvars]
+
+  outvars = splice(eqns, outvars, {})
+  return flat, outvars
 
 
 def _broadcasting(eqn):
@@ -334,7 +385,6 @@ def _broadcast_operands(lowering, eqn, env, read):
   broadcast to the result's shape (so that one loop evaluates it)."""
   from numba_backend.rules.shapes import strided
   from numba_backend.kernels import c_strides
-  from refimpl.jaxpr import Var
   shape = eqn.outvars[0].aval.shape
   invars = []
   for a in eqn.invars:
@@ -449,11 +499,18 @@ def _region_end(eqns, start):
   return end
 
 
+_CHECKED_BLOCK = 1024
+"""Elements per block of a loop whose rules use fast functions (`RuleContext.checked`)."""
+
+
 def _lower_region(lowering, eqns, env, read, last_read, end):
   """One loop over the elements of a run of elementwise equations: the
   results that later equations or the outputs read are stored in new
   arrays, the others live in scalars of one iteration. Its rank-0
-  equations (which read rank-0 values only) are evaluated before the loop."""
+  equations (which read rank-0 values only) are evaluated before the loop.
+  Where its rules use fast functions (`RuleContext.checked`), the loop runs
+  over blocks of elements, each computed again with libm where any fast
+  value was unsure of its rounding."""
   for eqn in eqns:
     if _rank0(eqn):
       ctx = RuleContext(lowering, eqn)
@@ -483,7 +540,8 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
       if a not in defined and not a.aval.shape and a not in scalars:
         scalars[a] = read(a)
   index = lowering.fresh("i")
-  with lowering.block(f"for {index} in range({size}):"):
+
+  def body():
     local = dict(scalars)
 
     def element(a):
@@ -503,6 +561,27 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
       lowering.emit(f"{local[v]} = {expr}")
     for v in outputs:
       lowering.emit(f"{flat[v]}[{index}] = {element_to_store(local[v], v.aval.dtype)}")
+
+  start, lowering.unsure = len(lowering.lines), []
+  with lowering.block(f"for {index} in range({size}):"):
+    body()
+  unsure, lowering.unsure = lowering.unsure, None
+  if unsure:   # the loop becomes the first of two over each block of elements
+    fast = lowering.lines[start + 1:]
+    del lowering.lines[start:]
+    block, stop, again = lowering.fresh("b"), lowering.fresh("n"), lowering.fresh("u")
+    # (unsigned indices: with a signed one not known to be >= 0 the element
+    # accesses wrap negative indices around, which keeps LLVM from vectorizing)
+    indices = f"range(np.uint64({block}), np.uint64({stop}))"
+    with lowering.block(f"for {block} in range(0, {size}, {_CHECKED_BLOCK}):"):
+      lowering.emit(f"{stop} = min({block} + {_CHECKED_BLOCK}, {size})")
+      lowering.emit(f"{again} = False")
+      with lowering.block(f"for {index} in {indices}:"):
+        lowering.lines.extend("    " + line for line in fast)
+        lowering.emit(f"{again} |= {' | '.join(unsure)}")
+      with lowering.block(f"if {again}:"):   # the block again, with libm
+        with lowering.block(f"for {index} in {indices}:"):
+          body()
   env.update(stored)
 
 

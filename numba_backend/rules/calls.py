@@ -1,14 +1,15 @@
-"""Lowering rules of the call primitives (jit, checkpoint, custom_jvp_call,
-custom_vjp_call, custom_vmap_call and any other primitive with
-`Primitive.call_jaxpr_param`), inlined, and of the primitives that
-transformations leave in programs: `name`, `stop_gradient`, `add_any`,
-`custom_lin`, `random_clone` and `custom_linear_solve`."""
+"""Lowering rules of checkpoint and of the primitives that transformations
+leave in programs: `name`, `stop_gradient`, `add_any`, `custom_lin`,
+`random_clone` and `custom_linear_solve`. (The other call primitives, jit,
+custom_jvp_call, custom_vjp_call, custom_vmap_call and any primitive with
+`Primitive.call_jaxpr_param` and no rule of its own, are inlined by
+`lower.lower_jaxpr`.)"""
 
 from refimpl import ad_checkpoint, custom_derivatives, random
 from refimpl.lax import ad_util, elementwise
 from refimpl.lax.control_flow import solves
-from numba_backend.lower import CALL, ELEMENTWISE_RULES, lower_jaxpr, register, \
-    register_elementwise, register_for_keys
+from numba_backend.lower import ELEMENTWISE_RULES, lower_jaxpr, register, register_elementwise, \
+    register_for_keys
 
 
 def inline(ctx, closed, operands, contract=True):
@@ -18,14 +19,6 @@ def inline(ctx, closed, operands, contract=True):
   the program at run time)."""
   consts = [ctx.lowering.array(c, v.aval) for c, v in zip(closed.consts, closed.jaxpr.constvars)]
   return lower_jaxpr(ctx.lowering, closed.jaxpr, [*consts, *operands], contract)
-
-
-@register(CALL)
-def _call(ctx, *operands, **params):
-  """`eval_jaxpr(closed.jaxpr, closed.consts, *operands)` of the call's
-  ClosedJaxpr (`Primitive.call_jaxpr_param`)."""
-  outs = inline(ctx, params[ctx.eqn.primitive.call_jaxpr_param], operands)
-  return outs if ctx.eqn.primitive.multiple_results else outs[0]
 
 
 @register(ad_checkpoint.checkpoint_p)

@@ -90,9 +90,9 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     if pred_aval.shape:
       masked = []
       for n, c, aval in zip(new, carry, avals):
-        out = ctx.empty(aval)
+        out, out_flat = ctx.empty_flat(aval)
         ctx.emit(f"{ctx.function(mask_rows)}({ctx.flat(pred, pred_aval)}, {ctx.flat(n, aval)}, "
-                 f"{ctx.flat(c, aval)}, {ctx.flat(out, aval)})")
+                 f"{ctx.flat(c, aval)}, {out_flat})")
         masked.append(out)
       new = masked
     _assign(ctx, carry, new, avals)

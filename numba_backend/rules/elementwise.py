@@ -23,7 +23,7 @@ from refimpl import dtypes
 from refimpl.lax import elementwise as lax
 from numba_backend.lower import (cast, fma_p, register, register_elementwise, storage_dtype,
                                  type_source)
-from numba_backend import scalars as S
+from numba_backend import checked, scalars as S
 from numba_backend.scalars import scalar_jit
 
 
@@ -487,16 +487,27 @@ _COMPLEX_FUNCTIONS = {
 """The complex function of each real one: the reference's formula or NumPy's (libm's)."""
 
 
+_CHECKED_FUNCTIONS = {"np.exp": checked.exp, "np.expm1": checked.expm1, "np.log": checked.log,
+                      "np.tanh": checked.tanh, "S.logistic": checked.logistic}
+"""The fast function of each real one, for float32 and 16-bit results in loops."""
+
+
 def _float64_function(function):
   """A function of one operand computed in float64 (complex128 for complex
   operands: the reference's formula where it has its own, else Numba's
-  complex function) and rounded to the result dtype."""
+  complex function) and rounded to the result dtype; for a float32 or
+  16-bit result in a loop, by a fast function where there is one
+  (numba_backend/checked.py), with the same result."""
   def rule(ctx, x, accuracy=None):
     dtype = _dtype(ctx)
     fn = function
     if dtypes.is_complex(dtype):
       fn = _COMPLEX_FUNCTIONS[function]
       fn = fn if isinstance(fn, str) else ctx.function(fn)
+    elif function in _CHECKED_FUNCTIONS and dtype.itemsize <= 4:
+      value = ctx.checked(_CHECKED_FUNCTIONS[function], _wide(x, dtype))
+      if value is not None:
+        return cast(value, _out(ctx))
     return cast(f"{fn}({_wide(x, dtype)})", _out(ctx))
   return rule
 

@@ -239,9 +239,9 @@ def _dynamic_slice(ctx, x, *starts, slice_sizes):
   starts = _starts(ctx, starts, index_avals[0].dtype if index_avals else np.int64, aval.ndim)
   offset = (f"{ctx.function(clamped_offset)}({ctx.ints(aval.shape)}, "
             f"{ctx.ints(out_aval.shape)}, {starts})")
-  out = ctx.empty(out_aval)
+  out, out_flat = ctx.empty_flat(out_aval)
   ctx.emit(f"K.strided_copy({ctx.flat(x, aval)}, {offset}, {ctx.ints(c_strides(aval.shape))}, "
-           f"{ctx.ints(out_aval.shape)}, {ctx.flat(out, out_aval)})")
+           f"{ctx.ints(out_aval.shape)}, {out_flat})")
   return ctx.result(out, out_aval)
 
 
@@ -295,9 +295,9 @@ def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_ar
       [out_strides[d] for d in batch_dims], [out_strides[d] for d in offset_dims],
       clip=not fill)
   fill_element = _fill_value(ctx, fill_value if fill else None, ctx.avals_in[0].dtype)
-  out = ctx.empty(out_aval)
+  out, out_flat = ctx.empty_flat(out_aval)
   ctx.emit(f"{ctx.function(gather_take)}({ctx.flat(operand, aval)}, {operand_positions}, "
-           f"{out_positions}, {fill_element}, {ctx.flat(out, out_aval)})")
+           f"{out_positions}, {fill_element}, {out_flat})")
   return ctx.result(out, out_aval)
 
 

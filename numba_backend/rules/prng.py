@@ -73,18 +73,12 @@ def _broadcast_flat(ctx, x, aval, shape):
   return out
 
 
-def _new(ctx, aval):
-  """A new array of the physical `aval` and its flat view."""
-  out = ctx.empty(aval)
-  return out, ctx.flat(out, aval)
-
-
 @register(prng.threefry2x32_p)
 def _threefry2x32(ctx, *operands):
   avals_in, avals_out = _physical(ctx)
   shape = avals_out[0].shape
   flats = [_broadcast_flat(ctx, x, a, shape) for x, a in zip(operands, avals_in)]
-  (y1, f1), (y2, f2) = _new(ctx, avals_out[0]), _new(ctx, avals_out[1])
+  (y1, f1), (y2, f2) = ctx.empty_flat(avals_out[0]), ctx.empty_flat(avals_out[1])
   ctx.emit(f"{ctx.function(threefry_kernel)}({', '.join(flats)}, {f1}, {f2})")
   return [ctx.result(y1, avals_out[0]), ctx.result(y2, avals_out[1])]
 
@@ -99,7 +93,7 @@ def iota_kernel(hi, lo):
 @register(prng.iota_2x32_shape_p)
 def _iota_2x32_shape(ctx, *, shape):
   (aval, _) = ctx.avals_out
-  (hi, fh), (lo, fl) = _new(ctx, aval), _new(ctx, aval)
+  (hi, fh), (lo, fl) = ctx.empty_flat(aval), ctx.empty_flat(aval)
   ctx.emit(f"{ctx.function(iota_kernel)}({fh}, {fl})")
   return [ctx.result(hi, aval), ctx.result(lo, aval)]
 
@@ -128,7 +122,7 @@ def seed_kernel(seeds, wide, out):
 @register_for_keys(prng.random_seed_p)
 def _random_seed(ctx, seeds, *, impl):
   (aval,), (out_aval,) = _physical(ctx)
-  out, flat = _new(ctx, out_aval)
+  out, flat = ctx.empty_flat(out_aval)
   ctx.emit(f"{ctx.function(seed_kernel)}({ctx.flat(seeds, aval)}, "
            f"{aval.dtype.itemsize == 8}, {flat})")
   return ctx.result(out, out_aval)
@@ -155,7 +149,7 @@ def split_kernel(keys, n, partitionable, out):
 @register_for_keys(prng.random_split_p)
 def _random_split(ctx, keys, *, shape):
   (aval,), (out_aval,) = _physical(ctx)
-  out, flat = _new(ctx, out_aval)
+  out, flat = ctx.empty_flat(out_aval)
   ctx.emit(f"{ctx.function(split_kernel)}({ctx.flat(keys, aval)}, {ctx.dim(math.prod(shape))}, "
            f"{bool(config.jax_threefry_partitionable)}, {flat})")
   return ctx.result(out, out_aval)
@@ -176,7 +170,7 @@ def _random_fold_in(ctx, keys, msgs):
   shape = out_aval.shape[:-1]
   key_flat = _broadcast_flat(ctx, keys, key_aval, out_aval.shape)
   msg_flat = _broadcast_flat(ctx, msgs, msg_aval, shape)
-  out, flat = _new(ctx, out_aval)
+  out, flat = ctx.empty_flat(out_aval)
   ctx.emit(f"{ctx.function(fold_in_kernel)}({key_flat}, {msg_flat}, {flat})")
   return ctx.result(out, out_aval)
 
@@ -222,7 +216,7 @@ def _random_bits(ctx, keys, *, bit_width, shape):
   if m >= np.iinfo(np.uint32).max:
     raise LoweringError(f"random_bits: the legacy threefry algorithm in blocks of 2**32 - 1 "
                         f"counters ({n} values of {bit_width} bits) is not lowered")
-  out, flat = _new(ctx, out_aval)
+  out, flat = ctx.empty_flat(out_aval)
   ctx.emit(f"{ctx.function(bits_kernel)}({ctx.flat(keys, aval)}, {ctx.dim(n)}, {bit_width}, "
            f"{partitionable}, np.empty({ctx.dim(m)}, np.uint32), {flat})")
   return ctx.result(out, out_aval)
@@ -292,7 +286,7 @@ def _select_n_keys(ctx, which, *cases):
   which_aval, *case_avals = ctx.avals_in
   out_aval = physical_aval(ctx.avals_out[0])
   words = ctx.dim(math.prod(out_aval.shape[len(ctx.avals_out[0].shape):]))
-  out, flat = _new(ctx, out_aval)
+  out, flat = ctx.empty_flat(out_aval)
   for j, (case, aval) in enumerate(zip(cases, case_avals)):
     ctx.emit(f"{ctx.function(select_words)}({ctx.flat(which, which_aval)}, {j}, "
              f"{len(cases) - 1}, {ctx.flat(case, physical_aval(aval))}, {words}, {flat})")
@@ -316,10 +310,9 @@ def _compare_keys(equal):
     (out_aval,) = ctx.avals_out
     key_shape = out_aval.shape + x_aval.shape[len(ctx.avals_in[0].shape):]
     words = ctx.dim(math.prod(key_shape[len(out_aval.shape):]))
-    out = ctx.empty(out_aval)
+    out, out_flat = ctx.empty_flat(out_aval)
     ctx.emit(f"{ctx.function(equal_words)}({_broadcast_flat(ctx, x, x_aval, key_shape)}, "
-             f"{_broadcast_flat(ctx, y, y_aval, key_shape)}, {words}, {equal}, "
-             f"{ctx.flat(out, out_aval) if out_aval.shape else out + '.reshape(1)'})")
+             f"{_broadcast_flat(ctx, y, y_aval, key_shape)}, {words}, {equal}, {out_flat})")
     return ctx.result(out, out_aval)
   return rule
 

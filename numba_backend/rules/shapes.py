@@ -71,9 +71,9 @@ def strided(ctx, x, aval, out_aval, offset, strides):
   x's flat element `offset + sum_j i_j * strides[j]` (x of physical `aval`)."""
   if not out_aval.shape and not aval.shape:
     return x
-  out = ctx.empty(out_aval)
+  out, out_flat = ctx.empty_flat(out_aval)
   ctx.emit(f"K.strided_copy({ctx.flat(x, aval)}, {ctx.dim(offset)}, {ctx.ints(strides)}, "
-           f"{ctx.ints(out_aval.shape)}, {ctx.flat(out, out_aval)})")
+           f"{ctx.ints(out_aval.shape)}, {out_flat})")
   return ctx.result(out, out_aval)
 
 
@@ -144,8 +144,7 @@ def _rev(ctx, x, *, dimensions):
 @register_with_keys(lax.concatenate_p)
 def _concatenate(ctx, *operands, dimension):
   avals, (out_aval,) = physical_avals(ctx)
-  out = ctx.empty(out_aval)
-  out_flat = ctx.flat(out, out_aval)
+  out, out_flat = ctx.empty_flat(out_aval)
   out_strides = c_strides(out_aval.shape)
   position = 0
   for x, aval in zip(operands, avals):
@@ -178,9 +177,9 @@ def _tile(ctx, x, *, reps):
   strides = c_strides(aval.shape)
   view_shape = [n for r, d in zip(reps, aval.shape) for n in (r, d)] + list(aval.shape[rank:])
   view_strides = [n for s in strides[:rank] for n in (0, s)] + list(strides[rank:])
-  out = ctx.empty(out_aval)
+  out, out_flat = ctx.empty_flat(out_aval)
   ctx.emit(f"K.strided_copy({ctx.flat(x, aval)}, {ctx.dim(0)}, {ctx.ints(view_strides)}, "
-           f"{ctx.ints(view_shape)}, {ctx.flat(out, out_aval)})")
+           f"{ctx.ints(view_shape)}, {out_flat})")
   return ctx.result(out, out_aval)
 
 
@@ -193,8 +192,7 @@ def _pad(ctx, x, padding_value, *, padding_config):
     return x
   e = element_rank(ctx.avals_in[0])
   config = [*padding_config, *[(0, 0, 0)] * e]
-  out = ctx.empty(out_aval)
-  out_flat = ctx.flat(out, out_aval)
+  out, out_flat = ctx.empty_flat(out_aval)
   fill_strides = [0] * len(padding_config) + list(c_strides(value_aval.shape))
   ctx.emit(f"K.strided_copy({ctx.flat(padding_value, value_aval)}, {ctx.dim(0)}, "
            f"{ctx.ints(fill_strides)}, {ctx.ints(out_aval.shape)}, {out_flat})")
@@ -221,8 +219,7 @@ def _pad(ctx, x, padding_value, *, padding_config):
 def _iota(ctx, *, dtype, shape, dimension, sharding=None):
   """Element k (row-major) is its index along `dimension`: (k // inner) % size."""
   (out_aval,) = ctx.avals_out
-  out = ctx.empty(out_aval)
-  flat, k = ctx.flat(out, out_aval), ctx.fresh("k")
+  (out, flat), k = ctx.empty_flat(out_aval), ctx.fresh("k")
   size, inner = ctx.dim(shape[dimension]), ctx.dim(math.prod(shape[dimension + 1:]))
   with ctx.lowering.block(f"for {k} in range({ctx.dim(math.prod(shape))}):"):
     value = cast(f"({k} // {inner}) % {size}", dtype)

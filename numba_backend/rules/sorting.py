@@ -210,9 +210,9 @@ def _along(ctx, aval, axis):
 
 def _taken(ctx, kernel, x, aval, perm, axis, out_aval):
   """The value of `out_aval` holding the first elements of x's lines in the order `perm`."""
-  out = ctx.empty(out_aval)
+  out, out_flat = ctx.empty_flat(out_aval)
   ctx.emit(f"{ctx.function(kernel)}({ctx.flat(x, aval)}, {perm}, {_along(ctx, aval, axis)}, "
-           f"{ctx.dim(out_aval.shape[axis])}, {ctx.flat(out, out_aval)})")
+           f"{ctx.dim(out_aval.shape[axis])}, {out_flat})")
   return ctx.result(out, out_aval)
 
 

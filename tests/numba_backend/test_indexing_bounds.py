@@ -9,7 +9,8 @@ process compiles into caches of its own, beside the backend's cache
 directory: bounds checks change the compiled code, and Numba's cache does
 not tell the two apart. Modes and shapes are run-time values of the
 compiled programs, so the fuzzing compiles few programs (once: later runs
-load them).
+load them). Rank-0 results of the indexing primitives, which a kernel
+fills through a one-element view, are checked too.
 """
 
 import os
@@ -71,3 +72,25 @@ def test_no_access_out_of_bounds():
        "fuzz_indexing_programs; fuzz_indexing_programs()"],
       cwd=root, env=env, capture_output=True, text=True)
   assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill"])
+def test_rank0_results(mode):
+  """Gathers, scatters and dynamic slices of rank-0 operands and results,
+  and the JVP and VJP of `x.at[()].set(y)` (whose gathers and scatters are
+  of rank 0), agree with the reference."""
+  x, y = np.float32(2.5), np.float32(-1.0)
+  v = np.arange(4, dtype=np.float32)
+  set_at = lambda x, y: x.at[()].set(y, mode=mode)
+
+  def program(x, y, v, i):
+    return [jax.jvp(set_at, (x, y), (y, x)), jax.vjp(set_at, x, y)[1](y),
+            v.at[i].get(mode=mode, fill_value=7.0), v.at[i].set(x, mode=mode),
+            lax.dynamic_index_in_dim(v, i, keepdims=False), x.at[()].get(mode=mode)]
+
+  for i in (np.int32(2), np.int32(9), np.int32(-9)):
+    reference = jax.tree_util.tree_leaves(jax.jit(program)(x, y, v, i))
+    backend = jax.tree_util.tree_leaves(jax.jit(program, backend="numba")(x, y, v, i))
+    assert len(backend) == len(reference)
+    for k, (r, b) in enumerate(zip(reference, backend)):
+      assert_same(r, b, f"result {k} at index {i}")

@@ -1,0 +1,144 @@
+"""Fast float64 functions for results rounded to float32, each with a check
+that the rounding is the reference's.
+
+The reference computes a float32 (or 16-bit float) result of exp, expm1,
+log, tanh and logistic in float64, with NumPy's loops (the C library's functions, or SIMD ones
+within 2 ulps of them), and rounds it once (by way of float32). The
+backend's libm calls are scalar; the functions here are polynomials that
+LLVM vectorizes. Each returns `(y, unsure)`: `y` approximates the function
+within a relative error far below `_MARGIN`, and `unsure` is True where `y`
+may round to a float32 other than the one the reference's value rounds to:
+where a float32 rounding boundary lies within `_MARGIN * |y|` of `y` (about
+one operand in a million), or the operand is outside the range the
+polynomial serves (NaN, infinities, overflow). A loop using them computes
+its elements again with libm where any is unsure (`lower._lower_region`),
+so that its results are the reference's bit for bit;
+tests/numba_backend/test_checked.py checks the claim against NumPy's loops
+for every float32 operand (opt-in) and for samples.
+"""
+
+import numba
+import numpy as np
+from numba import types
+from numba.core.extending import intrinsic
+
+_MARGIN = 2.0 ** -46
+"""The half-width, relative to |y|, of the interval that must hold no
+float32 rounding boundary: 64 times the polynomials' error (below 2**-52,
+measured), which covers the reference's (below 2 ulps, 2**-51)."""
+
+_LN2_HI = 6.93147180369123816490e-01   # ln 2 in two parts (fdlibm's): k * _LN2_HI is exact
+_LN2_LO = 1.90821492927058770002e-10
+_INV_LN2 = 1.44269504088896338700e+00
+_C = (0.5000000000000006, 0.166666666666666, 0.04166666666657402, 0.00833333333338273,
+      0.0013888888932223878, 0.0001984126973330024, 2.48015046412018e-05, 2.75573951797295e-06,
+      2.7626248267556904e-07, 2.5057570714368603e-08)
+"""expm1(r) ~ r + r**2 (c2 + c3 r + ... + c11 r**9) on |r| <= ln(2)/2, relative
+error below 2**-55: a least-squares fit at 4000 Chebyshev nodes, weighted
+for relative error, to long double expm1 (Taylor's c_n = 1/n! would need
+terms to r**14)."""
+
+
+_SQRT2 = 1.4142135623730951
+_ATANH = tuple(1.0 / (2 * n + 1) for n in range(1, 10))
+"""atanh(f) = f (1 + f**2/3 + f**4/5 + ... + f**18/19) on |f| <= 3 - 2 sqrt(2),
+relative error below 2**-55 (the next term, f**20/21)."""
+
+
+@intrinsic
+def _float64_from_bits(typingctx, bits):
+  """The float64 whose IEEE bits are the int64 `bits`."""
+  def codegen(context, builder, signature, args):
+    return builder.bitcast(args[0], context.get_value_type(types.float64))
+  return types.float64(types.int64), codegen
+
+
+@intrinsic
+def _bits_of_float64(typingctx, x):
+  """The IEEE bits of the float64 `x`, as an int64."""
+  def codegen(context, builder, signature, args):
+    return builder.bitcast(args[0], context.get_value_type(types.int64))
+  return types.int64(types.float64), codegen
+
+
+@numba.njit(inline="always")
+def _reduced(x):
+  """(2**k, expm1(r)) with x = k ln 2 + r, |r| <= ln(2)/2, for |x| < 1000."""
+  k = np.floor(x * _INV_LN2 + 0.5)
+  r = (x - k * _LN2_HI) - k * _LN2_LO
+  c2, c3, c4, c5, c6, c7, c8, c9, c10, c11 = _C
+  r2 = r * r
+  r4 = r2 * r2
+  p = r + r2 * ((c2 + r * c3) + r2 * (c4 + r * c5)
+                + r4 * ((c6 + r * c7) + r2 * (c8 + r * c9) + r4 * (c10 + r * c11)))
+  return _float64_from_bits((np.int64(k) + 1023) << 52), p
+
+
+@numba.njit(inline="always")
+def _checked(y, in_range):
+  """(y, unsure): unsure where x was outside the polynomial's range or a
+  float32 rounding boundary lies within _MARGIN |y| of y."""
+  d = abs(y) * _MARGIN
+  return y, (not in_range) | (np.float32(y - d) != np.float32(y + d))
+
+
+@numba.njit(inline="always")
+def exp(x):
+  """e**x, for x in (-110, 90): beyond, float32's exp is 0 or inf (libm's
+  value is taken)."""
+  in_range = (x > -110.0) & (x < 90.0)
+  s, p = _reduced(x if in_range else 0.0)
+  return _checked(s + s * p, in_range)
+
+
+@numba.njit(inline="always")
+def expm1(x):
+  """e**x - 1, for x in (-110, 90): 2**k expm1(r) + (2**k - 1), exact
+  but for the polynomial's error and the sum's rounding (|2**k expm1(r)|
+  is at most 1.5 times the result's magnitude)."""
+  in_range = (x > -110.0) & (x < 90.0)
+  s, p = _reduced(x if in_range else 0.0)
+  y = s * p + (s - 1.0)
+  return _checked(y if x != 0.0 else x, in_range)   # (expm1(-0.0) is -0.0)
+
+
+@numba.njit(inline="always")
+def logistic(x):
+  """1 / (1 + e**-x), the reference's formula, for x in (-90, 110)."""
+  in_range = (x > -90.0) & (x < 110.0)
+  s, p = _reduced(-x if in_range else 0.0)
+  return _checked(1.0 / (1.0 + (s + s * p)), in_range)
+
+
+@numba.njit(inline="always")
+def tanh(x):
+  """expm1(2|x|) / (expm1(2|x|) + 2), signed as x, for |x| < 20; beyond,
+  where tanh rounds to ±1 in float64, ±1 (x itself at ±0)."""
+  a = abs(x)
+  small = a < 20.0
+  s, p = _reduced(2.0 * a if small else 0.0)
+  t = s * p + (s - 1.0)
+  y = t / (t + 2.0) if small else 1.0
+  y = y if x > 0.0 else (-y if x < 0.0 else x)
+  return _checked(y, small | (a >= 20.0))   # (not NaN)
+
+
+@numba.njit(inline="always")
+def log(x):
+  """Natural logarithm, for positive finite x: e ln 2 + 2 atanh((m - 1) / (m + 1))
+  with x = 2**e m, m in [sqrt(1/2), sqrt(2))."""
+  in_range = (x > 0.0) & (x < np.inf) & (x >= 2.2250738585072014e-308)   # normal
+  bits = _bits_of_float64(x if in_range else 1.0)
+  e = (bits >> 52) - 1023
+  m = _float64_from_bits((bits & 0xFFFFFFFFFFFFF) | (1023 << 52))   # in [1, 2)
+  big = m > _SQRT2
+  m = m * 0.5 if big else m
+  e = e + 1 if big else e
+  f = (m - 1.0) / (m + 1.0)   # (m - 1 is exact)
+  f2 = f * f
+  f4 = f2 * f2
+  a3, a5, a7, a9, a11, a13, a15, a17, a19 = _ATANH
+  q = f2 * ((a3 + f2 * a5) + f4 * ((a7 + f2 * a9) + f4 * ((a11 + f2 * a13)
+                                                          + f4 * ((a15 + f2 * a17) + f4 * a19))))
+  k = np.float64(e)
+  return _checked(k * _LN2_HI + (2.0 * f + (k * _LN2_LO + 2.0 * f * q)), in_range)

@@ -2,7 +2,7 @@
 that the rounding is the reference's.
 
 The reference computes a float32 (or 16-bit float) result of exp, expm1,
-log, tanh and logistic in float64, with NumPy's loops (the C library's functions, or SIMD ones
+log, log1p, sin, cos, tanh and logistic in float64, with NumPy's loops (the C library's functions, or SIMD ones
 within 2 ulps of them), and rounds it once (by way of float32). The
 backend's libm calls are scalar; the functions here are polynomials that
 LLVM vectorizes. Each returns `(y, unsure)`: `y` approximates the function
@@ -16,6 +16,8 @@ so that its results are the reference's bit for bit;
 tests/numba_backend/test_checked.py checks the claim against NumPy's loops
 for every float32 operand (opt-in) and for samples.
 """
+
+import math
 
 import numba
 import numpy as np
@@ -124,11 +126,10 @@ def tanh(x):
 
 
 @numba.njit(inline="always")
-def log(x):
-  """Natural logarithm, for positive finite x: e ln 2 + 2 atanh((m - 1) / (m + 1))
+def _ln(x):
+  """Natural logarithm of a positive normal x: e ln 2 + 2 atanh((m - 1) / (m + 1))
   with x = 2**e m, m in [sqrt(1/2), sqrt(2))."""
-  in_range = (x > 0.0) & (x < np.inf) & (x >= 2.2250738585072014e-308)   # normal
-  bits = _bits_of_float64(x if in_range else 1.0)
+  bits = _bits_of_float64(x)
   e = (bits >> 52) - 1023
   m = _float64_from_bits((bits & 0xFFFFFFFFFFFFF) | (1023 << 52))   # in [1, 2)
   big = m > _SQRT2
@@ -141,4 +142,74 @@ def log(x):
   q = f2 * ((a3 + f2 * a5) + f4 * ((a7 + f2 * a9) + f4 * ((a11 + f2 * a13)
                                                           + f4 * ((a15 + f2 * a17) + f4 * a19))))
   k = np.float64(e)
-  return _checked(k * _LN2_HI + (2.0 * f + (k * _LN2_LO + 2.0 * f * q)), in_range)
+  return k * _LN2_HI + (2.0 * f + (k * _LN2_LO + 2.0 * f * q))
+
+
+_NORMAL = 2.2250738585072014e-308   # float64's smallest normal number
+
+
+@numba.njit(inline="always")
+def log(x):
+  """Natural logarithm, for positive finite x."""
+  in_range = (x >= _NORMAL) & (x < np.inf)
+  return _checked(_ln(x if in_range else 1.0), in_range)
+
+
+@numba.njit(inline="always")
+def log1p(x):
+  """log(1 + x), for x > -1 finite: x where 1 + x rounds to 1, else
+  log(u) x / (u - 1) with u = 1 + x rounded (Goldberg's formula: a few
+  ulps of float64)."""
+  u = 1.0 + x
+  in_range = (u >= _NORMAL) & (u < np.inf)
+  exact = u == 1.0
+  y = _ln(u if in_range & (not exact) else 2.0) * (x / (1.0 if exact else u - 1.0))
+  return _checked(x if exact else y, in_range)
+
+
+_PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11,
+         2.02226624871116645580e-21, 8.47842766036889956997e-32)
+"""pi/2 in four parts (fdlibm's pio2_1, pio2_2, pio2_3, pio2_3t): k times each
+of the first three is exact for |k| < 2**20."""
+_TWO_OVER_PI = 6.36619772367581382433e-01
+_SIN = tuple((-1.0) ** n / math.factorial(2 * n + 1) for n in range(1, 9))
+"""sin(r) = r + r**3 (s3 + s5 r**2 + ... + s17 r**14) on |r| <= pi/4, relative
+error below 2**-55 (Taylor's; the next term, r**19/19!)."""
+_COS = tuple((-1.0) ** n / math.factorial(2 * n) for n in range(1, 9))
+"""cos(r) = 1 + r**2 (c2 + c4 r**2 + ... + c16 r**14) on |r| <= pi/4, error
+below 2**-55 (the next term, r**18/18!)."""
+
+
+@numba.njit(inline="always")
+def _quadrant(x):
+  """(q, sin(r), cos(r)) with x = k pi/2 + r, |r| <= pi/4, q = k mod 4, for |x| < 8192."""
+  k = np.floor(x * _TWO_OVER_PI + 0.5)
+  p1, p2, p3, p4 = _PIO2
+  r = (((x - k * p1) - k * p2) - k * p3) - k * p4
+  r2 = r * r
+  r4 = r2 * r2
+  s3, s5, s7, s9, s11, s13, s15, s17 = _SIN
+  c2, c4, c6, c8, c10, c12, c14, c16 = _COS
+  s = r + r * r2 * ((s3 + r2 * s5) + r4 * ((s7 + r2 * s9) + r4 * ((s11 + r2 * s13)
+                                                                  + r4 * (s15 + r2 * s17))))
+  c = 1.0 + r2 * ((c2 + r2 * c4) + r4 * ((c6 + r2 * c8) + r4 * ((c10 + r2 * c12)
+                                                                + r4 * (c14 + r2 * c16))))
+  return np.int64(k) & 3, s, c
+
+
+@numba.njit(inline="always")
+def sin(x):
+  """Sine, for |x| < 8192 (sin(±0) is ±0)."""
+  in_range = abs(x) < 8192.0
+  q, s, c = _quadrant(x if in_range else 0.0)
+  y = (s if q == 0 else c) if q < 2 else (-s if q == 2 else -c)
+  return _checked(y if x != 0.0 else x, in_range)
+
+
+@numba.njit(inline="always")
+def cos(x):
+  """Cosine, for |x| < 8192."""
+  in_range = abs(x) < 8192.0
+  q, s, c = _quadrant(x if in_range else 0.0)
+  y = (c if q == 0 else -s) if q < 2 else (-c if q == 2 else s)
+  return _checked(y, in_range)

@@ -521,6 +521,8 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
   defined = {v for e in eqns for v in e.outvars}
   outputs = [v for v in dict.fromkeys(v for e in eqns for v in e.outvars)
              if not isinstance(v, DropVar) and last_read.get(v, -1) >= end]
+  if not outputs:   # nothing reads the results: no loop
+    return
   size = lowering.dim(math.prod(shape))
   flat = {}
   for eqn in eqns:

@@ -487,8 +487,10 @@ _COMPLEX_FUNCTIONS = {
 """The complex function of each real one: the reference's formula or NumPy's (libm's)."""
 
 
-_CHECKED_FUNCTIONS = {"np.exp": checked.exp, "np.expm1": checked.expm1, "np.log": checked.log,
-                      "np.tanh": checked.tanh, "S.logistic": checked.logistic}
+_CHECKED_FUNCTIONS = {
+    "np.exp": checked.exp, "np.expm1": checked.expm1, "np.log": checked.log,
+    "np.log1p": checked.log1p, "np.sin": checked.sin, "np.cos": checked.cos,
+    "np.tanh": checked.tanh, "S.logistic": checked.logistic}
 """The fast function of each real one, for float32 and 16-bit results in loops."""
 
 

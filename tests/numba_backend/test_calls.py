@@ -2,8 +2,10 @@
 custom_vjp, custom_vmap: any primitive with `call_jaxpr_param`), passing
 their consts at run time, and lowers the primitives transformations leave
 in programs (name, stop_gradient, add_any, custom_linear_solve,
-random_clone); custom_lin raises as the reference does. Results are
-compared with the reference bit for bit on hypothesis-generated inputs."""
+random_clone); custom_lin raises as the reference does. Loops fuse
+across inlined calls, and equations whose results nothing reads get no
+loop. Results are compared with the reference bit for bit on
+hypothesis-generated inputs."""
 
 import numpy as np
 import pytest
@@ -110,3 +112,29 @@ def test_custom_lin_raises_as_the_reference():
     linear(np.float32(1.0))
   with pytest.raises(TypeError, match="forward-mode"):
     jax.jit(lambda t: jax.jvp(double, (np.float32(1.0),), (t,)), backend="numba")(np.float32(1.0))
+
+
+def test_loops_fuse_across_calls():
+  """selu, a jit of a jit of elementwise work, becomes one loop storing one
+  array: the calls are inlined before loops form."""
+  from numba_backend.lower import lower_program
+  closed = jax.make_jaxpr(jax.jit(jax.nn.selu))(np.ones(8, np.float32))
+  source, _, _ = lower_program(closed.jaxpr)
+  assert source.count("np.empty(") == 1, source
+  check(lambda x: [jax.nn.selu(x)], np.linspace(-3, 3, 8, dtype=np.float32))
+
+
+def test_equations_nothing_reads():
+  """A jaxpr as make_jaxpr leaves it, with elementwise equations (a broadcast
+  alone, a product) whose results nothing reads: no loop for them."""
+  from numba_backend.backend import compile as compile_program
+
+  def f(x):
+    jnp.full(x.shape, 1.0)
+    return x.sum()
+
+  x = np.arange(3.0, dtype=np.float32)
+  for program in (f, lambda x: (x * 2.0, f(x))[1]):
+    closed = jax.make_jaxpr(program)(x)
+    assert any(e.primitive.name == "broadcast_in_dim" for e in closed.jaxpr.eqns)
+    assert_same([program(x)], compile_program(closed)(x))

@@ -14,8 +14,8 @@ from numba_backend import checked
 from tests.numba_backend.test_elementwise import assert_same
 
 REFERENCE = {   # as the reference computes them (float64)
-    "exp": np.exp, "expm1": np.expm1, "log": np.log, "tanh": np.tanh,
-    "logistic": lambda x: 1.0 / (1.0 + np.exp(-x))}
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "sin": np.sin,
+    "cos": np.cos, "tanh": np.tanh, "logistic": lambda x: 1.0 / (1.0 + np.exp(-x))}
 
 
 def _vectorized(fn):
@@ -34,7 +34,7 @@ FAST = {name: _vectorized(getattr(checked, name)) for name in REFERENCE}
 def _usual(name, rng, size):
   """Random float32 operands of the function's usual range."""
   x = (rng.standard_normal(size) * 10).astype(np.float32)
-  return np.abs(x) if name == "log" else x
+  return np.abs(x) if name in ("log", "log1p") else x
 
 
 def _disagreements(name, x):
@@ -84,16 +84,16 @@ def test_programs_match_the_reference_in_blocks_computed_again(dtype):
   arrays of several blocks, some holding an operand a fast function is
   unsure of, NaN or infinities, and one block not: bit for bit the
   reference's (NaNs equal to NaNs)."""
-  size = 6000   # blocks of 1024 and a partial one
+  size = 7000   # blocks of 1024 and a partial one
   x = (np.random.default_rng(3).standard_normal(size) * 5).astype(np.float32)
   for k, name in enumerate(sorted(REFERENCE)):
-    x[[10 + 400 * k, 2100 + 400 * k]] = _unsure_operands(name, 2)
+    x[[10 + 250 * k, 2100 + 250 * k]] = _unsure_operands(name, 2)
   x[[5100, 5101, 5102]] = [np.nan, np.inf, -np.inf]
   x = jnp.asarray(x.astype(dtype))
 
   def program(x):
-    return (jnp.exp(x), jnp.expm1(x), jnp.log(x), jnp.tanh(x), jax.nn.sigmoid(x),
-            jax.nn.selu(x))
+    return (jnp.exp(x), jnp.expm1(x), jnp.log(x), jnp.log1p(x), jnp.sin(x), jnp.cos(x),
+            jnp.tanh(x), jax.nn.sigmoid(x), jax.nn.selu(x))
 
   expected = jax.jit(program)(x)
   actual = jax.jit(program, backend="numba")(x)

@@ -65,7 +65,8 @@ def _bits_of_float64(typingctx, x):
 
 @numba.njit(inline="always")
 def _reduced(x):
-  """(2**k, expm1(r)) with x = k ln 2 + r, |r| <= ln(2)/2, for |x| < 1000."""
+  """(2**k, expm1(r)) with x = k ln 2 + r, |r| <= ln(2)/2, for |x| < 700
+  (where 2**k is a normal float64)."""
   k = np.floor(x * _INV_LN2 + 0.5)
   r = (x - k * _LN2_HI) - k * _LN2_LO
   c2, c3, c4, c5, c6, c7, c8, c9, c10, c11 = _C

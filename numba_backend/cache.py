@@ -52,8 +52,9 @@ class Entry:
     self.lock_path = os.path.join(root, f"{self.name}.lock")
 
   def numba_files(self):
-    """Numba's cache files of the entry's program (index and object code)."""
-    return sorted(glob.glob(os.path.join(self.root, "__pycache__", f"{self.name}.*")))
+    """Numba's cache files of the entry's program (index and object code;
+    not Python's bytecode of the module, which lives beside them)."""
+    return sorted(glob.glob(os.path.join(self.root, "__pycache__", f"{self.name}.*.nb[ic]")))
 
   @contextlib.contextmanager
   def locked(self):

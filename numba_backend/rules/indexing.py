@@ -252,11 +252,10 @@ def _dynamic_update_slice(ctx, x, update, *starts):
     return update
   starts = _starts(ctx, starts, index_avals[0].dtype if index_avals else np.int64, aval.ndim)
   out = _copy(ctx, x, aval)
-  if math.prod(update_aval.shape):
-    offset = (f"{ctx.function(clamped_offset)}({ctx.ints(aval.shape)}, "
-              f"{ctx.ints(update_aval.shape)}, {starts})")
-    ctx.emit(f"K.strided_assign({out}, {offset}, {ctx.ints(c_strides(aval.shape))}, "
-             f"{ctx.ints(update_aval.shape)}, {ctx.flat(update, update_aval)})")
+  offset = (f"{ctx.function(clamped_offset)}({ctx.ints(aval.shape)}, "
+            f"{ctx.ints(update_aval.shape)}, {starts})")
+  ctx.emit(f"K.strided_assign({out}, {offset}, {ctx.ints(c_strides(aval.shape))}, "
+           f"{ctx.ints(update_aval.shape)}, {ctx.flat(update, update_aval)})")
   return ctx.result(out, out_aval)
 
 

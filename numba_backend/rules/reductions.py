@@ -250,7 +250,7 @@ def _rows(ctx, x, aval, axes):
   order = kept + sorted(axes)
   size = math.prod(aval.shape[d] for d in axes)
   flat = ctx.flat(x, aval)
-  if order != sorted(order) and math.prod(aval.shape):
+  if order != sorted(order):
     strides = c_strides(aval.shape)
     rows = ctx.fresh()
     ctx.emit(f"{rows} = np.empty({ctx.dim(math.prod(aval.shape))}, "

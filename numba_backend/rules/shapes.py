@@ -148,9 +148,8 @@ def _concatenate(ctx, *operands, dimension):
   out_strides = c_strides(out_aval.shape)
   position = 0
   for x, aval in zip(operands, avals):
-    if math.prod(aval.shape):
-      ctx.emit(f"K.strided_assign({out_flat}, {ctx.dim(position * out_strides[dimension])}, "
-               f"{ctx.ints(out_strides)}, {ctx.ints(aval.shape)}, {ctx.flat(x, aval)})")
+    ctx.emit(f"K.strided_assign({out_flat}, {ctx.dim(position * out_strides[dimension])}, "
+             f"{ctx.ints(out_strides)}, {ctx.ints(aval.shape)}, {ctx.flat(x, aval)})")
     position += aval.shape[dimension]
   return ctx.result(out, out_aval)
 
@@ -208,10 +207,9 @@ def _pad(ctx, x, padding_value, *, padding_config):
     src_offset += first * s
     dst_offset += (low + first * step) * t
     dst_strides.append(t * step)
-  if math.prod(counts):
-    ctx.emit(f"{ctx.function(strided_move)}({ctx.flat(x, aval)}, {ctx.dim(src_offset)}, "
-             f"{ctx.ints(in_strides)}, {ctx.ints(counts)}, {out_flat}, {ctx.dim(dst_offset)}, "
-             f"{ctx.ints(dst_strides)})")
+  ctx.emit(f"{ctx.function(strided_move)}({ctx.flat(x, aval)}, {ctx.dim(src_offset)}, "
+           f"{ctx.ints(in_strides)}, {ctx.ints(counts)}, {out_flat}, {ctx.dim(dst_offset)}, "
+           f"{ctx.ints(dst_strides)})")
   return ctx.result(out, out_aval)
 
 

@@ -1,10 +1,12 @@
-"""The numba backend's disk cache: a later process loads a compiled program
-instead of compiling it, damaged entries are detected and rebuilt, two
-processes filling one entry at once both get it right, the directory stays
-under its size bound, and `clear` empties it."""
+"""The numba backend's programs and their disk cache: one program serves
+every shape, a later process loads a compiled program instead of compiling
+it, damaged entries are detected and rebuilt, two processes filling one
+entry at once both get it right, the directory stays under its size bound,
+and `clear` empties it."""
 
 import glob
 import json
+import math
 import os
 import subprocess
 import sys
@@ -65,6 +67,32 @@ def test_a_later_process_loads_the_program_instead_of_compiling_it(tmp_path):
   assert first["out"] == _expected(2.0) and second["out"] == _expected(3.0)
   (sums,) = glob.glob(os.path.join(tmp_path, "program_*.sums"))
   assert sorted(json.load(open(sums))) == [os.path.basename(p) for p in _numba_files(tmp_path)]
+
+
+def test_one_program_serves_every_shape():
+  """The lowering reads every size at run time and leaves no code out for
+  empty operands: the same function traced at shapes with and without
+  empty axes gives one program source, and each instance agrees with the
+  reference."""
+  import numpy as np
+  import refimpl as jax
+  from refimpl import lax
+  from numba_backend.lower import lower_program
+
+  def f(x):
+    update = lax.slice(x, (0, 0), (x.shape[0] // 2, x.shape[1]))
+    return [lax.concatenate([x, update, x], 0),
+            lax.pad(x, np.float32(7), [(1, -1, 1), (-1, 2, 0)]),
+            lax.reduce_sum(x, (0,)), lax.reduce_max(x, (0,)),
+            lax.dynamic_update_slice(x, update, (np.int32(1), np.int32(0)))]
+
+  sources = set()
+  for shape in [(3, 2), (0, 2), (4, 0), (1, 1)]:
+    x = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    sources.add(lower_program(jax.make_jaxpr(f)(x).jaxpr)[0])
+    for ref, out in zip(jax.jit(f)(x), jax.jit(f, backend="numba")(x)):
+      np.testing.assert_array_equal(np.asarray(out), np.asarray(ref))
+  assert len(sources) == 1
 
 
 @pytest.mark.parametrize("damage", ["flip a bit of the object code", "truncate the index",

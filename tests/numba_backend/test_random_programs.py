@@ -3,9 +3,9 @@
 Hypothesis builds a program as a small random DAG of operations drawn from
 a wide menu: elementwise unary and binary primitives (comparisons too),
 select, conversions and bitcasts, the shape primitives, reductions,
-cumulative reductions, dot_general, dynamic_slice, dynamic_update_slice,
-gather and scatter (indices out of bounds included, every mode), sort, and
-sub-blocks wrapped in cond/switch, while_loop, fori_loop, scan, vmap, jvp
+cumulative reductions, dot_general, convolutions, dynamic_slice,
+dynamic_update_slice, gather and scatter (indices out of bounds included,
+every mode), sort, and sub-blocks wrapped in cond/switch, while_loop, fori_loop, scan, vmap, jvp
 and grad (of float sub-blocks). Its inputs are float16, bfloat16, float32,
 int32, uint8, bool and complex64 arrays, with NaN, infinities and -0.0,
 and int32 scalars and index vectors with the extremes of int32.
@@ -17,16 +17,14 @@ sizes) from its operands' shapes when it is traced. So a program is a
 function of its inputs' dtypes and ranks alone, and each example runs it on
 several instances of other shapes (empty and size-1 axes among them) and
 values: the numba backend's source is generic in shape, so the instances
-after the first cost no compile, except where a lowering leaves out code
-for an empty operand (concatenate, pad, a reduction's transposing copy,
-dynamic_update_slice), which makes the program of an empty instance
-another one.
+after the first cost no compile (test_cache.py checks that empty operands
+keep the program too), unless the traced jaxpr itself depends on sizes.
 
 Every output of every operation is compared with the reference's bit for
 bit, NaNs equal to NaNs whatever their bits (docs/backends.md, "Tolerances
 of the numba backend": the primitives used here are exact; dot_general's
 operands are first rounded to small integers, whose sums are exact in
-every order).
+every order; convolutions' too).
 
 Compile budget: each example costs about one cold Numba compile (seconds),
 so the default profile runs a fixed (derandomized) set of a few programs,
@@ -466,6 +464,54 @@ def dot_general(b, env, depth, differentiable):
   return Op([i, j], [Type(t.dtype, dims)], apply, "dot_general")
 
 
+CONV_LAYOUTS = {(1, "first"): ("NCH", "OIH", "NCH"), (1, "last"): ("NHC", "HIO", "NHC"),
+                (2, "first"): ("NCHW", "OIHW", "NCHW"), (2, "last"): ("NHWC", "HWIO", "NHWC")}
+
+
+def conv(b, env, depth, differentiable):
+  """conv_general_dilated with 1 or 2 spatial dims, channels first or last,
+  strides, paddings, dilations, and feature or batch groups, of a value
+  (reshaped to the rank if it has another) and a kernel fitted from another;
+  float operands rounded to small integers, as dot_general's."""
+  i = b.pick(env, lambda t: kind(t.dtype) in "fciu")
+  if i is None:
+    return None
+  t = env[i]
+  j = b.pick(env)
+  spatial = b.draw(st.integers(1, 2))
+  layout = CONV_LAYOUTS[spatial, b.draw(st.sampled_from(["first", "last"]))]
+  rank = spatial + 2
+  kernel = [b.draw(st.integers(1, 3)) for _ in range(spatial)]
+  strides, lhs_dilation, rhs_dilation = ([b.draw(st.integers(1, 2)) for _ in range(spatial)]
+                                         for _ in range(3))
+  padding = [(b.draw(st.integers(0, 2)), b.draw(st.integers(0, 2))) for _ in range(spatial)]
+  groups, multiplier = b.draw(st.sampled_from(["none", "feature", "batch"])), b.draw(
+      st.integers(1, 2))
+  adapt = adapter(env[j], Type(t.dtype, ("kernel",) * rank))   # always fitted
+
+  def apply(x, y):
+    if x.ndim != rank:
+      x = lax.reshape(x, (1,) * (rank - 1) + (math.prod(x.shape),))
+    by_letter = dict(zip(layout[0], x.shape))
+    n, c = by_letter["N"], by_letter["C"]
+    features = c if groups == "feature" and c else 1
+    batches = n if groups == "batch" and n else 1
+    sizes = dict(O=features * batches * multiplier, I=c // features,
+                 **dict(zip("HW", kernel)))
+    w = adapt(y, [sizes[letter] for letter in layout[1]])
+    pads = []
+    for d, (lo, hi) in enumerate(padding):   # at least one output position
+      size = x.shape[layout[0].index("HW"[d])]
+      dilated = (size - 1) * lhs_dilation[d] + 1 if size else 0
+      pads.append((lo, max(hi, (kernel[d] - 1) * rhs_dilation[d] + 1 - dilated - lo)))
+    if kind(t.dtype) in "fc":
+      x, w = small(x), small(w)
+    return [lax.conv_general_dilated(x, w, strides, pads, lhs_dilation, rhs_dilation, layout,
+                                     feature_group_count=features, batch_group_count=batches)]
+  return Op([i, j], [Type(t.dtype, tuple(b.new_dim() for _ in range(rank)))], apply,
+            f"conv {layout[0]} ({groups} groups)")
+
+
 def index_operand(b, env, rank):
   """(position, adapt): a value of `env` as an int32 index of `rank` (0 or 1:
   rank-1 values are flattened to their own size)."""
@@ -589,7 +635,7 @@ def sort(b, env, depth, differentiable):
 
 
 OPERATIONS = [unary, unary, binary, binary, select, convert, broadcast, reshape, transpose, rev,
-              slice_, pad, concatenate, reduce, cumulative, dot_general, dynamic_slice,
+              slice_, pad, concatenate, reduce, cumulative, dot_general, conv, dynamic_slice,
               dynamic_update_slice, gather, scatter, sort]
 
 

@@ -1,16 +1,18 @@
 """The numba backend's compiled programs, in memory and on disk.
 
-An entry is a generated module `program_<digest>.py` (its text's hash,
-which covers the backend's own source and numba's version, see
-backend.VERSION) in the cache directory, and the files Numba's own cache
-writes for its `program` function in `__pycache__/` (an index `.nbi` and
-object code `.nbc`). Numba checks neither (a damaged index raises on every
-later load; a flipped bit in object code loads silently), so each entry
-also has `program_<digest>.sums`, the SHA-256 of those files, written when
-the program was compiled: an entry whose files do not match it is deleted
-and compiled again. A lock file per entry (`fcntl.flock`) makes a process
-that finds another one compiling the same program wait for it rather than
-race it. The directory is kept under a size bound by deleting the entries
+An entry is a folder `program_<digest>/` of the cache directory (its
+module text's hash, which covers the backend's own source and numba's
+version, see backend.VERSION) holding the generated module `program.py`
+and the files Numba's own cache writes for its `program` function in
+`__pycache__/` (an index `.nbi` and object code `.nbc`); a folder per entry
+keeps each entry's file lookups independent of how many entries there are.
+Numba checks neither file (a damaged index raises on every later load; a
+flipped bit in object code loads silently), so each entry also has
+`program.sums`, the SHA-256 of those files, written when the program was
+compiled: an entry whose files do not match it is deleted and compiled
+again. A lock file per entry (`program.lock`, `fcntl.flock`) makes a
+process that finds another one compiling the same program wait for it
+rather than race it. The directory is kept under a size bound by deleting the entries
 least recently loaded (`REFIMPL_NUMBA_CACHE_MAX_MB`, default 2048);
 `clear()` deletes it all.
 """
@@ -22,7 +24,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import shutil
 import sys
 import threading
 
@@ -42,19 +43,25 @@ def max_bytes():
 
 
 class Entry:
-  """The files of one program in the cache directory."""
+  """The files of one program: its folder in the cache directory."""
 
   def __init__(self, root, digest):
-    self.root, self.digest = root, digest
     self.name = f"program_{digest}"
-    self.source = os.path.join(root, f"{self.name}.py")
-    self.sums = os.path.join(root, f"{self.name}.sums")
-    self.lock_path = os.path.join(root, f"{self.name}.lock")
+    self.folder = os.path.join(root, self.name)
+    self.source = os.path.join(self.folder, "program.py")
+    self.sums = os.path.join(self.folder, "program.sums")
+    self.lock_path = os.path.join(self.folder, "program.lock")
 
   def numba_files(self):
     """Numba's cache files of the entry's program (index and object code;
     not Python's bytecode of the module, which lives beside them)."""
-    return sorted(glob.glob(os.path.join(self.root, "__pycache__", f"{self.name}.*.nb[ic]")))
+    return sorted(glob.glob(os.path.join(self.folder, "__pycache__", "program.*.nb[ic]")))
+
+  def files(self):
+    """Every file of the entry but its lock (the module, its checksums, and
+    what Numba and Python cached of it)."""
+    cached = glob.glob(os.path.join(self.folder, "__pycache__", "*"))
+    return [p for p in [self.source, self.sums, *cached] if os.path.isfile(p)]
 
   @contextlib.contextmanager
   def locked(self):
@@ -100,14 +107,17 @@ class Entry:
       os.remove(self.sums)
 
   def remove(self):
-    """Deletes the entry's files (its lock file stays: a process may hold it)."""
-    for path in [self.source, self.sums, *self.numba_files()]:
+    """Deletes the entry's files (its folder and lock file stay: a process may hold it)."""
+    for path in self.files():
       with contextlib.suppress(FileNotFoundError):
         os.remove(path)
 
   def size(self):
-    return sum(os.path.getsize(p) for p in [self.source, self.sums, *self.numba_files()]
-               if os.path.exists(p))
+    total = 0
+    for path in self.files():
+      with contextlib.suppress(FileNotFoundError):
+        total += os.path.getsize(path)
+    return total
 
 
 def _write_atomically(path, text):
@@ -127,9 +137,8 @@ def program(text, digest):
   with _lock:
     function = _memory.get(text)
     if function is None:
-      root = directory()
-      os.makedirs(root, exist_ok=True)
-      entry = Entry(root, digest)
+      entry = Entry(directory(), digest)
+      os.makedirs(entry.folder, exist_ok=True)
       with entry.locked():
         entry.verify(text)
         spec = importlib.util.spec_from_file_location(f"numba_backend_{entry.name}", entry.source)
@@ -163,8 +172,9 @@ class _FirstCall:
 
 
 def _entries(root):
-  return [Entry(root, os.path.basename(p)[len("program_"):-len(".py")])
-          for p in glob.glob(os.path.join(root, "program_*.py"))]
+  """The entries of the cache directory `root` that hold a program."""
+  return [Entry(root, os.path.basename(os.path.dirname(p))[len("program_"):])
+          for p in glob.glob(os.path.join(root, "program_*", "program.py"))]
 
 
 def prune(limit=None):
@@ -193,9 +203,7 @@ def prune(limit=None):
 
 
 def clear():
-  """Deletes the cache directory's programs and Numba's files of them (the
-  programs already loaded in this process keep working)."""
-  root = directory()
-  for entry in _entries(root):
+  """Deletes the cache directory's programs and what Numba cached of them
+  (the programs already loaded in this process keep working)."""
+  for entry in _entries(directory()):
     entry.remove()
-  shutil.rmtree(os.path.join(root, "__pycache__"), ignore_errors=True)

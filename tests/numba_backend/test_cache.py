@@ -56,7 +56,17 @@ def _expected(scale=2.0):
 
 
 def _numba_files(cache_dir):
-  return sorted(glob.glob(os.path.join(cache_dir, "__pycache__", "program_*.nb[ic]")))
+  return sorted(glob.glob(os.path.join(cache_dir, "program_*", "__pycache__", "program.*.nb[ic]")))
+
+
+def _modules(cache_dir):
+  return glob.glob(os.path.join(cache_dir, "program_*", "program.py"))
+
+
+def _entry_files(cache_dir):
+  """Every file of the cache directory's entries but their locks."""
+  return [p for p in glob.glob(os.path.join(cache_dir, "program_*", "**"), recursive=True)
+          if os.path.isfile(p) and not p.endswith(".lock")]
 
 
 def test_a_later_process_loads_the_program_instead_of_compiling_it(tmp_path):
@@ -65,7 +75,7 @@ def test_a_later_process_loads_the_program_instead_of_compiling_it(tmp_path):
   second = _run(tmp_path, scale=3.0)   # a new literal value: the same program
   assert second["hits"] == 1 and second["misses"] == 0
   assert first["out"] == _expected(2.0) and second["out"] == _expected(3.0)
-  (sums,) = glob.glob(os.path.join(tmp_path, "program_*.sums"))
+  (sums,) = glob.glob(os.path.join(tmp_path, "program_*", "program.sums"))
   assert sorted(json.load(open(sums))) == [os.path.basename(p) for p in _numba_files(tmp_path)]
 
 
@@ -100,7 +110,7 @@ def test_one_program_serves_every_shape():
 def test_a_damaged_entry_is_detected_and_rebuilt(tmp_path, damage):
   _run(tmp_path)
   if damage == "garble the module":
-    (path,) = glob.glob(os.path.join(tmp_path, "program_*.py"))
+    (path,) = _modules(tmp_path)
   else:
     suffix = ".nbc" if "object code" in damage else ".nbi"
     (path,) = [p for p in _numba_files(tmp_path) if p.endswith(suffix)]
@@ -134,20 +144,18 @@ def test_two_processes_filling_one_entry_at_once_are_both_right(tmp_path):
 
 def test_the_directory_stays_under_its_size_bound_and_clear_empties_it(tmp_path, monkeypatch):
   _run(tmp_path)
-  (old,) = glob.glob(os.path.join(tmp_path, "program_*.py"))
-  entry_bytes = sum(os.path.getsize(p) for p in [*glob.glob(os.path.join(tmp_path, "program_*")),
-                                                 *_numba_files(tmp_path)])
+  (old,) = _modules(tmp_path)
+  entry_bytes = sum(os.path.getsize(p) for p in _entry_files(tmp_path))
   code = _PROGRAM.replace("jnp.sin(x)", "jnp.cos(x)")   # another program, of about that size
   subprocess.run([sys.executable, "-c", code, "2.0"], check=True, capture_output=True,
                  env={**os.environ, **_BYTECODE, "REFIMPL_NUMBA_CACHE_DIR": str(tmp_path),
                       "REFIMPL_NUMBA_CACHE_MAX_MB": str(1.5 * entry_bytes / 2**20)}, timeout=300)
-  programs = glob.glob(os.path.join(tmp_path, "program_*.py"))
-  files = {os.path.basename(p): os.path.getsize(p)
-           for p in [*glob.glob(os.path.join(tmp_path, "program_*")), *_numba_files(tmp_path)]}
+  programs = _modules(tmp_path)
+  files = {os.path.relpath(p, tmp_path): os.path.getsize(p) for p in _entry_files(tmp_path)}
   assert len(programs) == 1, f"no entry went under a bound of {1.5 * entry_bytes} bytes: {files}"
   assert programs[0] != old   # the least recently used entry went
 
   monkeypatch.setenv("REFIMPL_NUMBA_CACHE_DIR", str(tmp_path))
   from numba_backend import cache
   cache.clear()
-  assert not glob.glob(os.path.join(tmp_path, "program_*.py")) and not _numba_files(tmp_path)
+  assert not _entry_files(tmp_path)

@@ -26,8 +26,8 @@ First-call rows time the first call (trace, compile, run) in fresh
 processes, after the imports and the workload's setup: for numba with an
 empty REFIMPL_NUMBA_CACHE_DIR (cold) and then in a second process on the
 same directory (warm); for the others (no disk cache) once per repeat. A
-"(2nd program)" row's process has run another program first: its figure
-leaves out the start-up costs paid once per process (Numba's own).
+"(2nd program)" row's process has run another program first. The whole
+process's time (imports, setup and the first call) follows the table.
 
 Timings are the median and minimum over repeats and the noise (see
 benchmarks/harness.py); ratios to JAX compare the minimums (the figures
@@ -381,6 +381,13 @@ def report(timed, firsts, compare, scale):
     rows.append({"name": label, "workload": name, "kind": WORKLOADS[name].kind,
                  "results": {impl: res for impl, res in results.items() if impl},
                  "ratio": ratio, "target": verdict})
+  wholes = [f"{label:58} {fmt_time(numba['total_min']):>10} {fmt_time(theirs['total_min']):>10}"
+             for label, _, results in _columns(timed, firsts, compare)
+             for numba, theirs in [(results.get(NUMBA) or {}, results.get(other) or {})]
+             if "total_min" in numba and "total_min" in theirs]
+  if wholes:
+    lines += ["", f"{'the whole process (imports, setup, first call)':58} {'numba':>10} "
+                  f"{other:>10}", *wholes]
   return "\n".join(lines + [""] + errors), rows
 
 

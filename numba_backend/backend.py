@@ -33,6 +33,12 @@ def _source_digest():
   return digest.hexdigest()[:16]
 
 
+# Numba initializes its compiler (its typing and target registries, importing
+# its NumPy and math support: about 0.1 s) at the first function it compiles
+# or loads from its cache. The backend does it when it is loaded, as importing
+# jax loads XLA, so that the first program's call costs the program alone.
+numba.core.registry.cpu_target.target_context.refresh()
+
 VERSION = _source_digest()
 """Changes whenever generated code may change: part of every cache file's name."""
 

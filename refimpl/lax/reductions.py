@@ -11,6 +11,13 @@ Accumulation: floating sums and products are computed in double precision
 (complex128 for complex) and rounded once to the operand's dtype; integer
 sums and products wrap around modulo 2**bits. A reduction over an empty set
 of elements gives the identity of its operation.
+
+Complex products (reduce_prod, cumprod) multiply in order along the axes
+(row-major over several; reduce_prod from 1), each step (a + bi)(c + di) =
+(ac - bd) + (ad + bc)i rounded operation by operation, with no fused
+multiply-add, on every CPU. (NumPy's complex loops fuse them where they are
+SIMD, which depends on the CPU and on the array's layout, so the reference
+multiplies the parts itself.)
 """
 
 import math
@@ -69,9 +76,28 @@ def _reduce_sum_reference(operand, *, axes):
 
 
 def _reduce_prod_reference(operand, *, axes):
-  """Product over `axes`. Empty: 1. Integers wrap; floats accumulate in double."""
-  wide = np.prod(operand, axis=tuple(axes), dtype=accumulation_dtype(operand.dtype))
-  return as_dtype(wide, operand.dtype)
+  """Product over `axes`. Empty: 1. Integers wrap; floats accumulate in
+  double; complex numbers multiply in order, unfused (module docstring)."""
+  acc = accumulation_dtype(operand.dtype)
+  if not dtypes.is_complex(operand.dtype):
+    return as_dtype(np.prod(operand, axis=tuple(axes), dtype=acc), operand.dtype)
+  kept = [d for d in range(operand.ndim) if d not in axes]
+  rows = np.transpose(operand, kept + sorted(axes)).astype(acc)
+  rows = rows.reshape([operand.shape[d] for d in kept] + [math.prod(rows.shape[len(kept):])])
+  ones = np.ones(rows.shape[:-1] + (1,), acc)
+  return as_dtype(_complex_products(np.concatenate([ones, rows], -1))[..., -1], operand.dtype)
+
+
+def _complex_products(rows):
+  """The running products along the last axis of complex `rows`, in order,
+  each (a + bi)(c + di) = (ac - bd) + (ad + bc)i in real operations."""
+  re, im = rows.real.copy(), rows.imag.copy()
+  for k in range(1, rows.shape[-1]):
+    a, b, c, d = re[..., k - 1], im[..., k - 1], re[..., k], im[..., k]
+    re[..., k], im[..., k] = a * c - b * d, a * d + b * c
+  out = np.empty(rows.shape, rows.dtype)
+  out.real, out.imag = re, im
+  return out
 
 
 def _reduce_max_reference(operand, *, axes):
@@ -411,13 +437,20 @@ cumsum_p = _cumulative_primitive(
     Element i is the sum of elements 0..i, each computed in double precision
     for floats and rounded once; integers wrap. Shape and dtype unchanged.""")
 
+def _running_products(x, axis):
+  acc = accumulation_dtype(x.dtype)
+  if not dtypes.is_complex(x.dtype):
+    return np.cumprod(x, axis=axis, dtype=acc)
+  return np.moveaxis(_complex_products(np.moveaxis(x, axis, -1).astype(acc)), -1, axis)
+
+
 cumprod_p = _cumulative_primitive(
-    "cumprod", NUMBER,
-    lambda x, axis: np.cumprod(x, axis=axis, dtype=accumulation_dtype(x.dtype)),
+    "cumprod", NUMBER, _running_products,
     """Running products along `axis` (from the end when `reverse`).
 
     Computed in double precision for floats and rounded per element;
-    integers wrap. Shape and dtype unchanged.""")
+    integers wrap; complex numbers multiply in order, unfused (module
+    docstring). Shape and dtype unchanged.""")
 
 cummax_p = _cumulative_primitive(
     "cummax", ANY,

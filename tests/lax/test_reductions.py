@@ -1,6 +1,8 @@
 """Tests of refimpl/lax/reductions.py: reductions, arg reductions and cumulative
 reductions against NumPy, including NaN, inf and empty axes."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -8,7 +10,7 @@ from hypothesis import given, strategies as st
 import refimpl as jax
 from refimpl import dtypes, lax
 from conformance.strategies import (BOOL_DTYPES, COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES,
-                                    dtype_and_array, shapes)
+                                    arrays, dtype_and_array, shapes)
 
 NUMERIC = INT_DTYPES + FLOAT_DTYPES + COMPLEX_DTYPES
 ORDERED = BOOL_DTYPES + INT_DTYPES + FLOAT_DTYPES
@@ -60,6 +62,41 @@ def test_reduce_prod_matches_numpy(dx, data):
     with np.errstate(all="ignore"):
       expected = np.prod(x.astype(wide), axis=axes).astype(dtype)
       _check(lax.reduce_prod(x, axes), expected, dtype, exact=False)
+
+
+def _running_products(values, start=None):
+  """The running products of `values` in order, in Python's complex numbers
+  ((ac - bd) + (ad + bc)i, unfused), from `start` if given."""
+  out, acc = [], start
+  for v in values:
+    acc = complex(v) if acc is None else acc * complex(v)
+    out.append(acc)
+  return out
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@given(st.data())
+def test_complex_products_multiply_in_order_unfused(dtype, data):
+  """reduce_prod and cumprod of complex numbers: in order along the axes
+  (row-major; the product from 1), each product rounded operation by
+  operation, whatever the CPU (NumPy's SIMD loops fuse multiply-adds).
+  Finite values whose products stay finite: the rounding is what is checked."""
+  width = 8 * np.dtype(dtype).itemsize
+  elements = st.complex_numbers(max_magnitude=10, allow_nan=False, allow_infinity=False,
+                                width=width)
+  x = data.draw(arrays(dtype, shapes(max_dims=3, min_side=1, max_side=4), elements=elements))
+  axes = tuple(sorted(_draw_axes(data, x.ndim)))
+  kept = [d for d in range(x.ndim) if d not in axes]
+  rows = np.transpose(x, kept + list(axes)).reshape(-1, math.prod(x.shape[d] for d in axes))
+  expected = np.array([_running_products(row, start=1 + 0j)[-1] for row in rows], dtype)
+  with jax.enable_x64():
+    _check(lax.reduce_prod(x, axes), expected.reshape([x.shape[d] for d in kept]), dtype)
+    if x.ndim:
+      axis = data.draw(st.integers(0, x.ndim - 1))
+      moved = np.moveaxis(x, axis, -1)
+      running = np.array([_running_products(row) for row in moved.reshape(-1, x.shape[axis])],
+                         dtype).reshape(moved.shape)
+      _check(lax.cumprod(x, axis), np.moveaxis(running, -1, axis), dtype)
 
 
 @given(dtype_and_array(ORDERED), st.data())

@@ -4,9 +4,14 @@
 arrays of the contraction dtype (`refimpl.lax.rules.contraction_dtype`:
 the result dtype for float32/float64, float32 for 16-bit floats, complex128
 for complex, 64-bit integers for integers and bool) and multiplies them
-with one blocked kernel compiled once per dtype; each sum runs over k in
-ascending order (the reference's BLAS sums in another order: see the
-tolerances in docs/backends.md). IEEE rules hold: 0 * inf is NaN.
+with a kernel compiled once per dtype: for finite floats and complex
+numbers in products of at least _BLAS_WORK multiply-adds, BLAS's gemm
+(Numba's np.dot, SciPy's BLAS), summing in its own order, as the
+reference's BLAS does in its (see the tolerances in docs/backends.md);
+otherwise (integers, bool, smaller products, and operands with NaN or
+infinities: BLAS kernels need not keep 0 * inf = NaN, and the reference
+then uses NumPy's loops too) a blocked loop, each sum over k in ascending
+order. IEEE rules hold: 0 * inf is NaN.
 """
 
 import math
@@ -27,6 +32,9 @@ from numba_backend.rules.elementwise import complex_abs, numpy_complex_div, nump
 from numba_backend.rules.special import _pairwise_sum
 
 _ROWS, _COLUMNS = 128, 256   # the (k, j) block of the right operand kept in cache
+_BLAS_WORK = 2**16
+"""Multiply-adds per product (M * K * N) from which BLAS's call and the
+operands' finiteness check cost less than they save."""
 
 
 @kernel_jit
@@ -49,6 +57,44 @@ def batched_matmul(a, b, out, sizes):
             column = rhs[k * n + j0:k * n + j1]
             for j in range(j1 - j0):
               row[j] += x * column[j]
+
+def _exponents(x):
+  """(x's flat data as unsigned integers, the mask of a float's exponent bits)."""
+
+
+@overload(_exponents)
+def _exponents_impl(x):
+  if x.dtype in (types.float32, types.complex64):
+    return lambda x: (x.view(np.uint32), np.uint32(0x7F800000))
+  return lambda x: (x.view(np.uint64), np.uint64(0x7FF0000000000000))
+
+
+@kernel_jit
+def _finite(x):
+  """Whether every element (each part of a complex one) of the flat float or
+  complex `x` is finite: no exponent of all ones (a loop that vectorizes)."""
+  bits, mask = _exponents(x)
+  special = False
+  for k in range(bits.size):
+    special |= (bits[k] & mask) == mask
+  return not special
+
+
+@kernel_jit
+def blas_matmul(a, b, out, sizes):
+  """batched_matmul's product, by BLAS's gemm where the operands are finite
+  and the product large (floats and complex numbers)."""
+  batch, m, depth, n = sizes[0], sizes[1], sizes[2], sizes[3]
+  if m == 0 or depth == 0 or n == 0:   # an empty sum: out stays zero
+    return
+  if m * depth * n < _BLAS_WORK or not (_finite(a) and _finite(b)):
+    batched_matmul(a, b, out, sizes)
+    return
+  for p in range(batch):
+    np.dot(a[p * m * depth:(p + 1) * m * depth].reshape((m, depth)),
+           b[p * depth * n:(p + 1) * depth * n].reshape((depth, n)),
+           out[p * m * n:(p + 1) * m * n].reshape((m, n)))
+
 
 def operand(ctx, x, aval, permutation, compute):
   """A flat C-contiguous array of `compute` holding `x` transposed by `permutation`."""
@@ -100,7 +146,8 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
   b = operand(ctx, rhs, rhs_aval, [*rb, *rc, *rhs_free], compute)
   out = ctx.fresh()
   ctx.emit(f"{out} = np.zeros({ctx.dim(math.prod(out_aval.shape))}, {type_source(compute)})")
-  ctx.emit(f"{ctx.function(batched_matmul)}({a}, {b}, {out}, {ctx.ints(sizes)})")
+  matmul = blas_matmul if dtypes.is_inexact(compute) else batched_matmul
+  ctx.emit(f"{ctx.function(matmul)}({a}, {b}, {out}, {ctx.ints(sizes)})")
   return from_compute(ctx, out, compute, out_aval)
 
 

@@ -1,8 +1,9 @@
 """The numba backend's dot_general and linalg lowerings agree with the reference.
 
 dot_general: integers and bool bit for bit; floats within the bound of
-docs/backends.md's Tolerances table (the reference sums by BLAS, in
-another order), NaN and infinities where the reference has them. The
+docs/backends.md's Tolerances table (sums in another order: small products
+by a loop, large ones by SciPy's BLAS against NumPy's), NaN and infinities
+where the reference has them. The
 decompositions and solvers bit for bit (NaN parts equal to NaN parts), on
 any operands: empty and 1x1 matrices, empty batches, singular, indefinite,
 non-finite ones; each test compiles one program per dtype and rank.
@@ -117,6 +118,29 @@ def test_dot_general_wraps(dtype, data):
   info = np.iinfo(dtype)
   extremes = st.sampled_from([int(info.min), int(info.max), 0, 1, -1 if info.min else 2])
   check_contractions(*data.draw(contraction_operands(dtype, elements=extremes)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128,
+                                   dtypes.bfloat16], ids=str)
+@pytest.mark.parametrize("special", [None, np.inf, np.nan])
+def test_dot_general_by_blas(dtype, special):
+  """Products large enough for BLAS (M * K * N >= 2**16), with finite
+  operands, and with one infinity or NaN (then by the loop, keeping 0 * inf
+  = NaN): within the tolerance, NaN and infinities where the reference has
+  them."""
+  rng = np.random.default_rng(0)
+  x = rng.standard_normal((2, 40, 50)) * 10.0 ** rng.integers(-3, 4, (2, 40, 50))
+  y = rng.standard_normal((50, 2, 40))
+  if dtypes.is_complex(dtype):
+    x, y = x + 1j * rng.standard_normal(x.shape), y - 1j * rng.standard_normal(y.shape)
+  if special is not None:
+    x[1, 3, 7] = special
+    y[7, 1, :5] = 0
+  with jax.enable_x64(np.dtype(dtype).itemsize >= 8 and dtype != np.complex64):
+    x, y = x.astype(dtype), y.astype(dtype)
+    program = lambda x, y: lax.dot_general(x, y, (((2,), (0,)), ((0,), (1,))))
+    assert_dot_close(jax.jit(program)(x, y), jax.jit(program, backend="numba")(x, y),
+                     np.einsum("bmk,kbn->bmn", _abs_finite(x), _abs_finite(y)), 50, "blas")
 
 
 MIXED = [(np.int8, np.int8, np.int32), (dtypes.bfloat16, dtypes.bfloat16, np.float32),

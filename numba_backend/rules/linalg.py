@@ -71,9 +71,10 @@ def _exponents_impl(x):
 
 @kernel_jit
 def _finite(x):
-  """Whether every element (each part of a complex one) of the flat float or
-  complex `x` is finite: no exponent of all ones (a loop that vectorizes)."""
-  bits, mask = _exponents(x)
+  """Whether every element (each part of a complex one) of the C-contiguous
+  float or complex `x` is finite: no exponent of all ones (a loop that
+  vectorizes)."""
+  bits, mask = _exponents(x.reshape(x.size))
   special = False
   for k in range(bits.size):
     special |= (bits[k] & mask) == mask
@@ -517,15 +518,6 @@ def _flatten(matrix, flat):
   for r in range(rows):
     for c in range(columns):
       flat[r * columns + c] = matrix[r, c]
-
-
-@kernel_jit
-def _finite(a):
-  """Whether every element of `a` is finite."""
-  for value in a.flat:
-    if not np.isfinite(value):
-      return False
-  return True
 
 
 @kernel_jit

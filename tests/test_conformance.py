@@ -53,3 +53,19 @@ def test_a_case_exercises_the_primitives_of_the_program_the_backend_received():
     check_backend(scan, "reference", args, kwargs)
   assert "scan" in OBSERVED_PRIMITIVES[scan.name]
   assert len(OBSERVED_PRIMITIVES[scan.name]) > 2   # the body's primitives too
+
+
+def test_product_oracles_overflow_as_the_contraction_dtype_does():
+  """A bfloat16 vdot whose float32 product overflows to -inf beside a +inf
+  product: NaN in the reference (inf - inf in float32, as XLA computes), and
+  in the oracle, which would give +inf in long double alone."""
+  import numpy as np
+  import refimpl.numpy as jnp
+  from refimpl import dtypes
+  case = next(c for c in CASES if c.name == "jnp.vdot")
+  a, b = np.zeros(24, dtypes.bfloat16), np.zeros(24, dtypes.bfloat16)
+  a[12], b[12] = -1, -np.inf
+  a[21], b[21] = -4.32191e25, 7.90274e12
+  with numerical_warnings_ignored():
+    assert np.isnan(np.asarray(jnp.vdot(a, b))) and np.isnan(case.numpy_fn(a, b))
+    check_against_numpy(case, (a, b), {})

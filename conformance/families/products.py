@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import refimpl.numpy as jnp
 from refimpl import dtypes, lax
+from refimpl.lax.rules import contraction_dtype
 from conformance import strategies as S
 from conformance.autodiff import ADCase
 from conformance.cases import Case
@@ -28,7 +29,12 @@ def _exact(numpy_fn):
   """`numpy_fn` on widened operands; integer results wrapped back to the
   operands' dtype (bool stays bool: NumPy's boolean products are OR of ANDs).
   Floats widen to long double, which NumPy computes with its own loops: its
-  BLAS-backed float64 products skip zeros, so 0 * inf would not give NaN."""
+  BLAS-backed float64 products skip zeros, so 0 * inf would not give NaN.
+  Where real products or sums overflow in the contraction dtype (float32
+  for the 16-bit floats, in which dot_general computes), the reference's
+  result is the infinity or NaN (inf - inf) of that arithmetic: there the
+  expected value is `numpy_fn` computed in the contraction dtype. (Complex
+  numbers compute in complex128, which complex64 operands cannot overflow.)"""
   def expected(*args, **kwargs):
     dtype = np.result_type(*[np.asarray(a) for a in args if isinstance(a, np.ndarray)])
     if dtypes.is_integer(dtype):
@@ -37,11 +43,19 @@ def _exact(numpy_fn):
       wide = np.clongdouble if dtypes.is_complex(dtype) else np.longdouble
     else:
       wide = None
-    args = [np.asarray(a).astype(wide) if wide and isinstance(a, np.ndarray) else a
-            for a in args]
-    with np.errstate(all="ignore"):
-      result = numpy_fn(*args, **kwargs)
-    return result.astype(dtype) if dtypes.is_integer(dtype) else result
+
+    def computed(as_dtype):
+      operands = [np.asarray(a).astype(as_dtype) if as_dtype and isinstance(a, np.ndarray)
+                  else a for a in args]
+      with np.errstate(all="ignore"):
+        return numpy_fn(*operands, **kwargs)
+    result = computed(wide)
+    if dtypes.is_integer(dtype):
+      return result.astype(dtype)
+    if dtypes.is_float(dtype):
+      narrow = computed(contraction_dtype(dtype))
+      return np.where(~np.isfinite(narrow) & ~np.isnan(result), narrow, result)
+    return result
   return expected
 
 

@@ -12,9 +12,9 @@ flipped bit in object code loads silently), so each entry also has
 compiled: an entry whose files do not match it is deleted and compiled
 again. A lock file per entry (`program.lock`, `fcntl.flock`) makes a
 process that finds another one compiling the same program wait for it
-rather than race it. The directory is kept under a size bound by deleting the entries
-least recently loaded (`REFIMPL_NUMBA_CACHE_MAX_MB`, default 2048);
-`clear()` deletes it all.
+rather than race it. The directory is kept under a size bound by deleting
+the entries least recently loaded (`REFIMPL_NUMBA_CACHE_MAX_MB`, default
+2048); `clear()` deletes them all.
 """
 
 import contextlib

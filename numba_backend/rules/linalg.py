@@ -58,6 +58,7 @@ def batched_matmul(a, b, out, sizes):
             for j in range(j1 - j0):
               row[j] += x * column[j]
 
+
 def _exponents(x):
   """(x's flat data as unsigned integers, the mask of a float's exponent bits)."""
 

@@ -30,7 +30,7 @@ from refimpl.errors import JaxRuntimeError
 from refimpl.interpreters import ad, batching
 from refimpl.lax.indexing import GatherDimensionNumbers, GatherScatterMode, gather
 from refimpl.lax.rules import ANY, ORDERED, check_dtype
-from refimpl.lax.shapes import broadcasted_iota, canonicalize_axis, expand_dims, reshape
+from refimpl.lax.shapes import broadcasted_iota, canonicalize_axis, expand_dims, full, reshape
 
 __all__ = ['sort', 'sort_key_val', 'top_k', 'approx_max_k', 'approx_min_k',
            'sort_p', 'top_k_p', 'approx_top_k_p']
@@ -359,8 +359,13 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
 def _gather_along(tangent, indices, axis, mode=None):
   """`tangent[..., indices[..., i, 0], ...]` along `axis`: one element per
   index (`indices` has a trailing index-vector dimension of size 1), the
-  other axes batched, as JAX's sort and top_k JVPs gather."""
-  rank = core.get_aval(tangent).ndim
+  other axes batched, as JAX's sort and top_k JVPs gather. An empty tangent
+  gives an empty result (its gather's slices would not fit), as JAX's
+  indexing skips the gather of an empty slice."""
+  aval = core.get_aval(tangent)
+  rank = aval.ndim
+  if not math.prod(aval.shape):
+    return full(core.get_aval(indices).shape[:-1], 0, aval.dtype)
   batch = tuple(d for d in range(rank) if d != axis)
   dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
                                  start_index_map=(axis,), operand_batching_dims=batch,

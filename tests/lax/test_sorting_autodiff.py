@@ -88,3 +88,17 @@ def test_sort_gradient_scatters():
   jaxpr = jax.make_jaxpr(jax.grad(lambda x: jnp.sum(lax.sort(x) ** 2)))(
       np.zeros(3, np.float32))
   assert {"iota", "sort", "scatter-add"} <= set(_primitives(jaxpr))
+
+
+@pytest.mark.parametrize("shape,axis", [((0, 0), 0), ((0, 3), 1), ((2, 0), 1), ((0,), 0)])
+def test_derivatives_of_empty_operands_are_empty(shape, axis):
+  """sort's and top_k's JVP and gradient of an empty operand: empty arrays
+  of the operand's shape and dtype (their gathers would not fit)."""
+  x = np.zeros(shape, np.float16)
+  out, tangent = jax.jvp(lambda x: lax.sort(x, dimension=axis), (x,), (x,))
+  assert out.shape == tangent.shape == shape and tangent.dtype == np.float16
+  grad = jax.grad(lambda x: jnp.sum(lax.sort(x, dimension=axis).astype(np.float32)))(x)
+  assert grad.shape == shape and grad.dtype == np.float16
+  y = np.zeros(shape, np.float32)
+  _, top = jax.jvp(lambda y: lax.top_k(y, 0)[0], (y,), (y,))
+  assert top.shape == shape[:-1] + (0,)

@@ -159,6 +159,7 @@ BINARY = {  # name: (function, kinds accepted, whether the result is bool)
     "le": (lax.le, "fiub", True), "gt": (lax.gt, "fiub", True), "ge": (lax.ge, "fiub", True),
 }
 NOT_DIFFERENTIABLE = {"nextafter", "scatter_mul"}   # refimpl (as JAX) cannot transpose these
+# (and scatter_mul has no JVP for indices not known to be unique)
 REDUCTIONS = {"sum": (lax.reduce_sum, "fciu"), "prod": (lax.reduce_prod, "fciu"),
               "max": (lax.reduce_max, "fciub"), "min": (lax.reduce_min, "fciub"),
               "and": (lax.reduce_and, "iub"), "or": (lax.reduce_or, "iub")}
@@ -189,7 +190,9 @@ class Builder:
   `control`) and blocks of them. An operation drawer is a function
   (builder, env: the types of the values so far, depth, differentiable)
   -> Op, or None where it does not apply; `differentiable` restricts the
-  menu to what grad can transpose (no while loops, no nextafter)."""
+  menu to what jvp ("jvp": no scatter_mul, whose JVP needs unique indices,
+  as JAX's) or grad ("grad": nor while loops, nextafter or bitcasts) can
+  differentiate."""
 
   def __init__(self, data, operations=None, control=None):
     self.data = data
@@ -231,7 +234,7 @@ class Builder:
       op = None
       while op is None:
         make = self.draw(st.sampled_from(first if first and not n else menu))
-        if not (differentiable and make in (while_loop, fori_dynamic)):
+        if not (differentiable == "grad" and make in (while_loop, fori_dynamic)):
           op = make(self, env, depth, differentiable)
         if op is not None and any(t.rank > MAX_RANK for t in op.outs):
           op = None
@@ -262,7 +265,7 @@ def binary(b, env, depth, differentiable):
   t = env[i]
   j = b.partner(env, t)
   names = [n for n, (_, kinds, _) in BINARY.items() if kind(t.dtype) in kinds
-           and not (differentiable and n in NOT_DIFFERENTIABLE)]
+           and not (differentiable == "grad" and n in NOT_DIFFERENTIABLE)]
   if not names:
     return None
   name = b.draw(st.sampled_from(names))
@@ -284,7 +287,7 @@ def select(b, env, depth, differentiable):
 def convert(b, env, depth, differentiable):
   i = b.pick(env)
   t = env[i]
-  bitcast = t.dtype in BITCASTS and not differentiable and b.draw(st.booleans())
+  bitcast = t.dtype in BITCASTS and differentiable != "grad" and b.draw(st.booleans())
   dtype = BITCASTS[t.dtype] if bitcast else b.draw(st.sampled_from(DTYPES))
   f = lax.bitcast_convert_type if bitcast else convert_element_type
   return Op([i], [Type(dtype, t.dims)], lambda x: [f(x, dtype)], "bitcast" if bitcast else "convert")
@@ -796,7 +799,7 @@ def jvp(b, env, depth, differentiable):
   if args is None:
     return None
   types = [env[a] for a in args]
-  fn, outs = sub_block(b, types, depth, differentiable)
+  fn, outs = sub_block(b, types, depth, differentiable or "jvp")
   inexact = [k for k, t in enumerate(outs) if kind(t.dtype) in "fc"]
   if not inexact:
     return None
@@ -819,7 +822,7 @@ def grad(b, env, depth, differentiable):
   if args is None:
     return None
   types = [env[a] for a in args]
-  fn, outs = sub_block(b, types, depth, True, n_outs=1)
+  fn, outs = sub_block(b, types, depth, "grad", n_outs=1)
 
   def loss(*xs):
     y = fn(*xs)[0]

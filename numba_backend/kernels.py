@@ -21,38 +21,53 @@ def kernel_jit(fn):
 @kernel_jit
 def strided_copy(src, offset, strides, shape, out):
   """out[k] = the element k (row-major) of the strided view of `src` of
-  `shape` (C-contiguous `out` of that size)."""
-  n = out.size
-  rank = shape.size
-  index = np.zeros(rank, np.int64)
+  `shape` (C-contiguous `out` of that size): a loop along the last axis
+  (which LLVM vectorizes) for each index of the others."""
   position = offset
-  for k in range(n):
-    out[k] = src[position]
-    for j in range(rank - 1, -1, -1):   # the next multi-index, row-major
-      index[j] += 1
-      position += strides[j]
-      if index[j] < shape[j]:
-        break
-      position -= strides[j] * shape[j]
-      index[j] = 0
+  run, step = _last_axis(strides, shape)
+  index = np.zeros(shape.size, np.int64)
+  for k in range(0, out.size, run):
+    p = position
+    for t in range(k, k + run):
+      out[t] = src[p]
+      p += step
+    position = _next_run(index, position, strides, shape)
 
 
 @kernel_jit
 def strided_assign(dst, offset, strides, shape, src):
   """The strided view of `dst` of `shape` set to `src` (row-major, flat)."""
-  n = src.size
-  rank = shape.size
-  index = np.zeros(rank, np.int64)
   position = offset
-  for k in range(n):
-    dst[position] = src[k]
-    for j in range(rank - 1, -1, -1):
-      index[j] += 1
-      position += strides[j]
-      if index[j] < shape[j]:
-        break
-      position -= strides[j] * shape[j]
-      index[j] = 0
+  run, step = _last_axis(strides, shape)
+  index = np.zeros(shape.size, np.int64)
+  for k in range(0, src.size, run):
+    p = position
+    for t in range(k, k + run):
+      dst[p] = src[t]
+      p += step
+    position = _next_run(index, position, strides, shape)
+
+
+@kernel_jit
+def _last_axis(strides, shape):
+  """The length and stride of a strided view's last axis (1 and 0 for rank 0)."""
+  if shape.size == 0:
+    return 1, 0
+  return max(shape[shape.size - 1], 1), strides[shape.size - 1]
+
+
+@kernel_jit
+def _next_run(index, position, strides, shape):
+  """The position of the next run along the last axis, row-major, `index`
+  (of the other axes) advanced in place."""
+  for j in range(shape.size - 2, -1, -1):
+    index[j] += 1
+    position += strides[j]
+    if index[j] < shape[j]:
+      return position
+    position -= strides[j] * shape[j]
+    index[j] = 0
+  return position
 
 
 def c_strides(shape):

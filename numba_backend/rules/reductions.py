@@ -19,6 +19,9 @@ import math
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.extending import intrinsic
 
 from refimpl import dtypes
 from refimpl.lax import reductions as lax
@@ -33,33 +36,88 @@ _SIXTEEN_BIT = (np.dtype(np.float16), dtypes.bfloat16)
 
 # --- kernels -----------------------------------------------------------------------------
 
+@intrinsic
+def _eight_lanes(typingctx, x, start, stop, zero):
+  """NumPy's eight accumulators over x[start:stop] (a multiple of 8 elements,
+  at least 8), added as its pairwise_sum adds them: r_j = zero + x[start + j],
+  then r_j += x[start + 8 m + j] for m = 1, 2, ..., and the result
+  ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), in `zero`'s type. The
+  eight accumulators are one vector register (LLVM's SLP vectorizer, which
+  would find them in scalar code, is off in Numba), each lane adding in the
+  same order as the scalar lanes: the same roundings."""
+  if not (isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C"
+          and isinstance(x.dtype, (types.Float, types.Integer, types.Boolean))
+          and isinstance(zero, (types.Float, types.Integer))):
+    return None
+  floating = isinstance(zero, types.Float)
+  narrowing = (isinstance(x.dtype, types.Float) and (not floating or x.dtype.bitwidth > zero.bitwidth)
+               or isinstance(x.dtype, types.Integer) and not floating and x.dtype.bitwidth > zero.bitwidth)
+  if narrowing:
+    return None   # not one of NumPy's sums
+
+  def codegen(context, builder, signature, args):
+    array, start, stop, zero_value = args
+    start = context.cast(builder, start, signature.args[1], types.intp)
+    stop = context.cast(builder, stop, signature.args[2], types.intp)
+    data = context.make_array(signature.args[0])(context, builder, array).data
+    lanes = ir.VectorType(context.get_value_type(zero), 8)
+    element = context.get_data_type(x.dtype)
+    width = context.get_abi_sizeof(element)
+
+    def load(i):
+      pointer = builder.bitcast(builder.gep(data, [i]), ir.VectorType(element, 8).as_pointer())
+      v = builder.load(pointer, align=width)
+      if v.type == lanes:
+        return v
+      if floating and isinstance(x.dtype, types.Float):
+        return builder.fpext(v, lanes)
+      if floating:
+        signed = isinstance(x.dtype, types.Integer) and x.dtype.signed
+        return (builder.sitofp if signed else builder.uitofp)(v, lanes)
+      signed = isinstance(x.dtype, types.Integer) and x.dtype.signed
+      return (builder.sext if signed else builder.zext)(v, lanes)
+
+    add = builder.fadd if floating else builder.add
+    splat = cgutils.alloca_once_value(builder, ir.Constant(lanes, None))
+    for j in range(8):
+      builder.store(builder.insert_element(builder.load(splat), zero_value,
+                                           ir.Constant(ir.IntType(32), j)), splat)
+    accumulators = cgutils.alloca_once_value(builder, add(builder.load(splat), load(start)))
+    first = builder.add(start, ir.Constant(start.type, 8))
+    with cgutils.for_range_slice(builder, first, stop, ir.Constant(start.type, 8)) as (i, _):
+      builder.store(add(builder.load(accumulators), load(i)), accumulators)
+    r = [builder.extract_element(builder.load(accumulators), ir.Constant(ir.IntType(32), j))
+         for j in range(8)]
+    return add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7])))
+
+  return zero(x, start, stop, zero), codegen
+
+
 @numba.njit(cache=True, error_model="numpy")
-def pairwise(x, start, n, zero):
-  """NumPy's pairwise_sum of x[start:start + n], accumulated from `zero`'s type."""
+def block_sum(x, start, n, zero):
+  """NumPy's sum of a block of n <= 128 elements x[start:start + n]
+  (C-contiguous, real), accumulated from `zero`'s type: by eight
+  accumulators from 8 elements on, else one element at a time."""
   if n < 8:
     res = zero
     for i in range(start, start + n):
       res += x[i]
     return res
+  stop = start + n - n % 8
+  res = _eight_lanes(x, start, stop, zero)
+  for i in range(stop, start + n):
+    res += x[i]
+  return res
+
+
+@numba.njit(cache=True, error_model="numpy")
+def pairwise(x, start, n, zero):
+  """NumPy's pairwise_sum of x[start:start + n]: blocks of at most 128
+  elements (`block_sum`), the halves of a longer run split at a multiple
+  of 8. (Recursive: programs receive it as an argument, which Numba's
+  cache allows; a direct call from another cached function does not link.)"""
   if n <= 128:
-    r0, r1, r2, r3 = zero + x[start], zero + x[start + 1], zero + x[start + 2], zero + x[start + 3]
-    r4, r5, r6, r7 = zero + x[start + 4], zero + x[start + 5], zero + x[start + 6], zero + x[start + 7]
-    i = 8
-    while i < n - n % 8:
-      r0 += x[start + i]
-      r1 += x[start + i + 1]
-      r2 += x[start + i + 2]
-      r3 += x[start + i + 3]
-      r4 += x[start + i + 4]
-      r5 += x[start + i + 5]
-      r6 += x[start + i + 6]
-      r7 += x[start + i + 7]
-      i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-      res += x[start + i]
-      i += 1
-    return res
+    return block_sum(x, start, n, zero)
   n2 = n // 2
   n2 -= n2 % 8
   return pairwise(x, start, n2, zero) + pairwise(x, start + n2, n - n2, zero)

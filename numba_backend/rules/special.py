@@ -19,6 +19,7 @@ from refimpl.lax.special import (_ERF_INV_F32, _ERF_INV_F64, _LOG1P_DENOMINATOR,
                                  _LOG1P_NUMERATOR, _euler_maclaurin_coefficients,
                                  _zeta_of_integers)
 from numba_backend.lower import cast, register_elementwise
+from numba_backend.rules.reductions import block_sum
 from numba_backend.scalars import fma, scalar_jit
 
 _EPS = lax._EPS
@@ -139,27 +140,6 @@ def digamma(x):
 
 
 @scalar_jit
-def _block_sum(a, start, n):
-  """NumPy's sum of a block of n <= 128 float64s (8 accumulators from 8 on)."""
-  if n < 8:
-    total = -0.0
-    for i in range(start, start + n):
-      total += a[i]
-    return total
-  r = a[start:start + 8].copy()
-  i = 8
-  while i < n - n % 8:
-    for j in range(8):
-      r[j] += a[start + i + j]
-    i += 8
-  total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-  while i < n:
-    total += a[start + i]
-    i += 1
-  return total
-
-
-@scalar_jit
 def _pairwise_sum(a, n):
   """NumPy's pairwise summation of a[:n] (as np.sum adds float64): blocks of
   at most 128, halves split at a multiple of 8. The recursion is walked with
@@ -170,7 +150,7 @@ def _pairwise_sum(a, n):
   while depth >= 0:
     start, size = starts[depth], sizes[depth]
     if size <= 128:
-      value = _block_sum(a, start, size)
+      value = block_sum(a, start, size, -0.0)
       depth -= 1
       continue
     half = size // 2

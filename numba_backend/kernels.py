@@ -77,3 +77,14 @@ def c_strides(shape):
     strides.append(step)
     step *= n
   return tuple(reversed(strides))
+
+
+def broadcast_strides(operand_shape, dims, shape):
+  """The element strides, over `shape`, of reading a C-contiguous operand
+  of `operand_shape` whose axis k is axis dims[k] of `shape`: 0 along the
+  axes it is broadcast along (those it lacks and its size-1 ones)."""
+  strides = [0] * len(shape)
+  for n, j, s in zip(operand_shape, dims, c_strides(operand_shape)):
+    if n != 1:
+      strides[j] = s
+  return strides

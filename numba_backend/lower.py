@@ -30,6 +30,7 @@ from refimpl import core, dtypes
 from refimpl.interpreters.eval import contractions, fma_signs
 from refimpl.jaxpr import DropVar, JaxprEqn, Literal, Var
 from refimpl.lax.shapes import broadcast_in_dim_p
+from numba_backend.kernels import broadcast_strides, c_strides
 
 
 class LoweringError(NotImplementedError):
@@ -307,11 +308,6 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True):
       i = end
       continue
     eqn = eqns[i]
-    if _broadcasting(eqn):
-      _lower_region(lowering, [_broadcast_operands(lowering, eqn, env, read)], env, read,
-                    last_read, i + 1)
-      i += 1
-      continue
     rule = _rule(eqn)
     ctx = RuleContext(lowering, eqn)
     operands = [read(a) for a in eqn.invars]
@@ -369,32 +365,6 @@ def _inline_calls(lowering, eqns, outvars, env):
 
   outvars = splice(eqns, outvars, {})
   return flat, outvars
-
-
-def _broadcasting(eqn):
-  """Whether `eqn` is elementwise with operands of the result's rank that
-  broadcast along size-1 dimensions (lax allows it; jnp broadcasts first)."""
-  return (eqn.primitive in ELEMENTWISE_RULES and eqn.primitive not in RULES
-          and not on_keys(eqn) and eqn.outvars[0].aval.shape
-          and any(a.aval.shape and a.aval.shape != eqn.outvars[0].aval.shape
-                  for a in eqn.invars))
-
-
-def _broadcast_operands(lowering, eqn, env, read):
-  """`eqn` reading, for each operand of another shape, a copy of it
-  broadcast to the result's shape (so that one loop evaluates it)."""
-  from numba_backend.rules.shapes import strided
-  from numba_backend.kernels import c_strides
-  shape = eqn.outvars[0].aval.shape
-  invars = []
-  for a in eqn.invars:
-    if a.aval.shape and a.aval.shape != shape:
-      wide = Var(a.aval.update(shape=shape))
-      strides = [0 if n == 1 else s for n, s in zip(a.aval.shape, c_strides(a.aval.shape))]
-      env[wide] = strided(RuleContext(lowering, eqn), read(a), a.aval, wide.aval, 0, strides)
-      a = wide
-    invars.append(a)
-  return JaxprEqn(invars, eqn.outvars, eqn.primitive, eqn.params)
 
 
 def _lower_scalar(ctx, scalar_rule, operands, eqn):
@@ -458,19 +428,21 @@ def _last_reads(eqns, outvars):
 
 def _fusible(eqn):
   """The result shape of an equation a loop can evaluate element by element
-  (rank 1 or more): elementwise with operands of that shape or rank 0, or a
-  broadcast of a rank-0 value; else None."""
+  (rank 1 or more): elementwise with operands of rank 0 or of the result's
+  rank (broadcast along their size-1 axes), or a broadcast that is not a
+  reshape; else None."""
   if on_keys(eqn) or len(eqn.outvars) != 1:
     return None
   shape = eqn.outvars[0].aval.shape
   if not shape:
     return None
-  if _scalar_broadcast(eqn):
+  if _scalar_broadcast(eqn) or _array_broadcast(eqn):
     return shape
   if eqn.primitive not in ELEMENTWISE_RULES or eqn.primitive in RULES:
     return None
   for a in eqn.invars:
-    if a.aval.shape and a.aval.shape != shape:
+    if a.aval.shape and (len(a.aval.shape) != len(shape)
+                         or any(n not in (1, m) for n, m in zip(a.aval.shape, shape))):
       return None
   return shape
 
@@ -479,6 +451,14 @@ def _scalar_broadcast(eqn):
   """Whether `eqn` broadcasts a rank-0 value (each element of its result is that value)."""
   return (eqn.primitive is broadcast_in_dim_p and len(eqn.invars) == 1
           and not eqn.invars[0].aval.shape and not on_keys(eqn))
+
+
+def _array_broadcast(eqn):
+  """Whether `eqn` broadcasts an array to more elements (a loop reads the
+  array's elements in place of its result's)."""
+  return (eqn.primitive is broadcast_in_dim_p and len(eqn.invars) == 1
+          and eqn.invars[0].aval.shape and not on_keys(eqn)
+          and math.prod(eqn.invars[0].aval.shape) != math.prod(eqn.outvars[0].aval.shape))
 
 
 def _rank0(eqn):
@@ -508,9 +488,12 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
   results that later equations or the outputs read are stored in new
   arrays, the others live in scalars of one iteration. Its rank-0
   equations (which read rank-0 values only) are evaluated before the loop.
-  Where its rules use fast functions (`RuleContext.checked`), the loop runs
-  over blocks of elements, each computed again with libm where any fast
-  value was unsure of its rounding."""
+  Where an operand is broadcast (along size-1 axes, or by a broadcast in
+  the run), the loop reads it in place, as rows (`_row_split`): a loop
+  over the rows holding one over the elements of a row. Where its rules
+  use fast functions (`RuleContext.checked`), the loop over elements runs
+  over blocks of them, each computed again with libm where any fast value
+  was unsure of its rounding."""
   for eqn in eqns:
     if _rank0(eqn):
       ctx = RuleContext(lowering, eqn)
@@ -523,24 +506,96 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
              if not isinstance(v, DropVar) and last_read.get(v, -1) >= end]
   if not outputs:   # nothing reads the results: no loop
     return
-  size = lowering.dim(math.prod(shape))
-  flat = {}
+  sources = {}   # an array the loop reads -> (the array it reads, strides over `shape`)
   for eqn in eqns:
+    if _array_broadcast(eqn):
+      (x,) = eqn.invars
+      sources[eqn.outvars[0]] = x, broadcast_strides(
+          x.aval.shape, eqn.params["broadcast_dimensions"], shape)
+      continue
     for a in eqn.invars:
-      if not isinstance(a, Literal) and a not in defined and a.aval.shape and a not in flat:
-        flat[a] = lowering.fresh("f")
-        lowering.emit(f"{flat[a]} = {read(a)}.reshape({size})")
+      if not isinstance(a, Literal) and a not in defined and a.aval.shape:
+        sources.setdefault(a, (a, broadcast_strides(a.aval.shape, range(len(shape)), shape)))
+  flat = {}
+  for x, _ in sources.values():
+    if x not in flat:
+      flat[x] = lowering.fresh("f")
+      lowering.emit(f"{flat[x]} = {read(x)}.reshape({lowering.dim(math.prod(x.aval.shape))})")
   stored = {}
   for v in outputs:
-    ctx = RuleContext(lowering, eqns[0])
-    stored[v] = ctx.empty(v.aval)
+    stored[v] = RuleContext(lowering, eqns[0]).empty(v.aval)
     flat[v] = lowering.fresh("f")
-    lowering.emit(f"{flat[v]} = {stored[v]}.reshape({size})")
+    lowering.emit(f"{flat[v]} = {stored[v]}.reshape({lowering.dim(math.prod(shape))})")
   scalars = {}
   for eqn in eqns:   # operands read outside the loop: literals and rank-0 values
     for a in eqn.invars:
       if a not in defined and not a.aval.shape and a not in scalars:
         scalars[a] = read(a)
+  split, contiguous = _row_split(shape, [strides for _, strides in sources.values()])
+  if split == 0 and all(contiguous):   # one loop over all the elements
+    _lower_elements(lowering, eqns, {v: flat[x] for v, (x, _) in sources.items()},
+                    {v: flat[v] for v in outputs}, scalars, lowering.dim(math.prod(shape)))
+  else:
+    _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat, scalars)
+  env.update(stored)
+
+
+def _row_split(shape, strides):
+  """The number k of leading axes a loop over rows runs over, and for each
+  of the strides over `shape` of the arrays the loop reads, whether it is
+  contiguous along the last len(shape) - k axes (read at each element of a
+  row) or constant along them (read once per row): the least k for which
+  each is one or the other."""
+  own = c_strides(shape)
+  contiguous = [None] * len(strides)
+  split = len(shape)
+  for axis in reversed(range(len(shape))):
+    if shape[axis] != 1:
+      kinds = [True if s[axis] == own[axis] else False if s[axis] == 0 else None for s in strides]
+      if any(k is None or c not in (None, k) for k, c in zip(kinds, contiguous)):
+        break
+      contiguous = kinds
+    split = axis
+  return split, [c is not False for c in contiguous]
+
+
+def _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat, scalars):
+  """The loop over the rows of `shape` (its first `split` axes), each with
+  the position of its first element in each array it reads, holding the
+  loop over the elements of a row."""
+  row_size = lowering.dim(math.prod(shape[split:]))
+  row = lowering.fresh("o")
+  with lowering.block(f"for {row} in range({lowering.dim(math.prod(shape[:split]))}):"):
+    index, rest = [None] * split, row
+    for axis in reversed(range(1, split)):   # the row's multi-index, row-major
+      index[axis] = lowering.fresh("t")
+      lowering.emit(f"{index[axis]} = {rest} % {lowering.dim(shape[axis])}")
+      quotient = lowering.fresh("q")
+      lowering.emit(f"{quotient} = {rest} // {lowering.dim(shape[axis])}")
+      rest = quotient
+    if split:
+      index[0] = rest
+    rows, written, local = {}, {}, dict(scalars)
+    for v in outputs:
+      written[v] = lowering.fresh("r")
+      lowering.emit(f"{written[v]} = {flat[v]}[{row} * {row_size}:]")
+    for (v, (x, strides)), whole in zip(sources.items(), contiguous):
+      terms = [f"{index[axis]} * {lowering.dim(strides[axis])}"
+               for axis in range(split) if strides[axis]]
+      start = " + ".join(terms) or "0"
+      if whole:
+        rows[v] = lowering.fresh("r")
+        lowering.emit(f"{rows[v]} = {flat[x]}[{start}:]")
+      else:
+        local[v] = lowering.fresh("e")
+        lowering.emit(f"{local[v]} = {read_element(f'{flat[x]}[{start}]', v.aval.dtype)}")
+    _lower_elements(lowering, eqns, rows, written, local, row_size)
+
+
+def _lower_elements(lowering, eqns, rows, written, scalars, size):
+  """The loop over `size` elements evaluating `eqns`: element i of a value
+  it reads is rows[v][i] (or scalars[v] at each i), of each value it
+  stores written[v][i]."""
   index = lowering.fresh("i")
 
   def body():
@@ -549,11 +604,14 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
     def element(a):
       if a not in local:
         local[a] = lowering.fresh("e")
-        lowering.emit(f"{local[a]} = {read_element(f'{flat[a]}[{index}]', a.aval.dtype)}")
+        lowering.emit(f"{local[a]} = {read_element(f'{rows[a]}[{index}]', a.aval.dtype)}")
       return local[a]
 
     for eqn in eqns:
       (v,) = eqn.outvars
+      if _array_broadcast(eqn):
+        local[v] = element(v)
+        continue
       if _scalar_broadcast(eqn):
         local[v] = element(eqn.invars[0])
         continue
@@ -561,8 +619,8 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
       expr = ELEMENTWISE_RULES[eqn.primitive](ctx, *[element(a) for a in eqn.invars], **eqn.params)
       local[v] = lowering.fresh("e")
       lowering.emit(f"{local[v]} = {expr}")
-    for v in outputs:
-      lowering.emit(f"{flat[v]}[{index}] = {element_to_store(local[v], v.aval.dtype)}")
+    for v, row in written.items():
+      lowering.emit(f"{row}[{index}] = {element_to_store(local[v], v.aval.dtype)}")
 
   start, lowering.unsure = len(lowering.lines), []
   with lowering.block(f"for {index} in range({size}):"):
@@ -584,7 +642,6 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
       with lowering.block(f"if {again}:"):   # the block again, with libm
         with lowering.block(f"for {index} in {indices}:"):
           body()
-  env.update(stored)
 
 
 # --- the program -------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from refimpl.config import config
 from refimpl.core import physical_aval
 from refimpl.lax import elementwise
 from refimpl.vectorize import vmap
-from numba_backend.kernels import c_strides, kernel_jit
+from numba_backend.kernels import broadcast_strides, kernel_jit
 from numba_backend.lower import LoweringError, register, register_for_keys
 from numba_backend.rules.calls import inline
 
@@ -65,8 +65,7 @@ def _broadcast_flat(ctx, x, aval, shape):
   that shape."""
   if aval.shape == tuple(shape):
     return ctx.flat(x, aval)
-  padded = (1,) * (len(shape) - len(aval.shape)) + tuple(aval.shape)
-  strides = [0 if n == 1 else s for n, s in zip(padded, c_strides(padded))]
+  strides = broadcast_strides(aval.shape, range(len(shape) - len(aval.shape), len(shape)), shape)
   out = ctx.fresh()
   ctx.emit(f"{out} = np.empty({ctx.dim(math.prod(shape))}, np.uint32)")
   ctx.emit(f"K.strided_copy({ctx.flat(x, aval)}, 0, {ctx.ints(strides)}, {ctx.ints(shape)}, {out})")

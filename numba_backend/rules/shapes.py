@@ -15,7 +15,7 @@ import numpy as np
 
 from refimpl import core, dtypes
 from refimpl.lax import shapes as lax
-from numba_backend.kernels import c_strides, kernel_jit
+from numba_backend.kernels import broadcast_strides, c_strides, kernel_jit
 from numba_backend.lower import (cast, element_to_store, register, register_for_keys, storage_dtype,
                                  type_source)
 
@@ -81,13 +81,10 @@ def strided(ctx, x, aval, out_aval, offset, strides):
 def _broadcast_in_dim(ctx, x, *, shape, broadcast_dimensions, sharding=None):
   (aval,), (out_aval,) = physical_avals(ctx)
   e = element_rank(ctx.avals_in[0])
+  if math.prod(aval.shape) == math.prod(out_aval.shape):   # new size-1 axes only
+    return _reshaped(ctx, x, aval, out_aval)
   dims = trailing(broadcast_dimensions, len(shape), e)
-  operand_strides = c_strides(aval.shape)
-  strides = [0] * out_aval.ndim
-  for k, j in enumerate(dims):
-    if aval.shape[k] != 1:
-      strides[j] = operand_strides[k]
-  return strided(ctx, x, aval, out_aval, 0, strides)
+  return strided(ctx, x, aval, out_aval, 0, broadcast_strides(aval.shape, dims, out_aval.shape))
 
 
 def _reshaped(ctx, x, aval, out_aval):

@@ -370,12 +370,13 @@ def _plain_complex_mul(x, y):
 
 @scalar_jit
 def complex_pow(x, y):
-  """x ** y as NumPy's npy_cpow: 1 for y == 0, NaN for a zero base unless
-  y is real and positive, products for integer y in (-100, 100), else cpow."""
+  """x ** y as NumPy's npy_cpow (since NumPy 1.24): 1 for y == 0; for a
+  zero base 0 where y's real part is positive, else NaN; products for
+  integer y in (-100, 100), else cpow."""
   if y.real == 0 and y.imag == 0:
     return np.complex128(1)
   if x.real == 0 and x.imag == 0:
-    if y.real > 0 and y.imag == 0:
+    if y.real > 0:
       return np.complex128(0)
     return S.make_complex(np.nan, np.nan)
   if y.imag == 0 and y.real == math.floor(y.real) and abs(y.real) < 100:

@@ -168,6 +168,71 @@ def sum_rows(x, size, run, zero, pairwise, out):
     out[i] = acc
 
 
+def _extremum_lanes(largest):
+  """An intrinsic folding x[start:stop] (a multiple of the lanes of a
+  64-byte vector, float elements of init's type) from `init` by NaN-
+  propagating max (`largest`) or min, one vector of lanes at a time, then
+  across the lanes. Its result is the in-order fold's unless that is NaN
+  or a zero (which NaN, which zero: the order decides)."""
+  @intrinsic
+  def lanes(typingctx, x, start, stop, init):
+    if not (isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C"
+            and isinstance(x.dtype, types.Float) and init == x.dtype):
+      return None
+
+    def codegen(context, builder, signature, args):
+      array, start, stop, init_value = args
+      start = context.cast(builder, start, signature.args[1], types.intp)
+      stop = context.cast(builder, stop, signature.args[2], types.intp)
+      data = context.make_array(signature.args[0])(context, builder, array).data
+      element = context.get_data_type(x.dtype)
+      width = context.get_abi_sizeof(element)
+      vector = ir.VectorType(element, 64 // width)
+
+      def pick(acc, v):   # acc if it is NaN, else v if v is NaN or beats acc
+        keep = builder.fcmp_unordered("uno", acc, acc)
+        better = builder.fcmp_unordered(">" if largest else "<", v, acc)
+        return builder.select(keep, acc, builder.select(better, v, acc))
+
+      splat = ir.Constant(vector, None)
+      for j in range(vector.count):
+        splat = builder.insert_element(splat, init_value, ir.Constant(ir.IntType(32), j))
+      acc = cgutils.alloca_once_value(builder, splat)
+      with cgutils.for_range_slice(builder, start, stop, ir.Constant(start.type, vector.count)) as (i, _):
+        pointer = builder.bitcast(builder.gep(data, [i]), vector.as_pointer())
+        builder.store(pick(builder.load(acc), builder.load(pointer, align=width)), acc)
+      lanes_value = builder.load(acc)
+      result = builder.extract_element(lanes_value, ir.Constant(ir.IntType(32), 0))
+      for j in range(1, vector.count):
+        result = pick(result, builder.extract_element(lanes_value, ir.Constant(ir.IntType(32), j)))
+      return result
+
+    return init(x, start, stop, init), codegen
+  return lanes
+
+
+_max_lanes, _min_lanes = _extremum_lanes(True), _extremum_lanes(False)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def extremum_rows(x, size, init, largest, combine, out):
+  """out[i] = row i of x (float rows of `size`) folded from `init` by
+  `combine` (NaN-propagating max if `largest`, else min) in order: by
+  vector lanes, and in order where their result is NaN or a zero."""
+  lanes = 64 // x.itemsize
+  for i in range(out.size):
+    start = i * size
+    stop = start + size - size % lanes
+    acc = _max_lanes(x, start, stop, init) if largest else _min_lanes(x, start, stop, init)
+    for j in range(stop, start + size):
+      acc = combine(acc, x[j])
+    if acc == 0 or acc != acc:
+      acc = init
+      for j in range(start, start + size):
+        acc = combine(acc, x[j])
+    out[i] = acc
+
+
 @numba.njit(cache=True, error_model="numpy")
 def fold_rows(x, size, init, combine, out):
   """out[i] = row i of x (rows of `size`) folded from `init` by `combine`, in order."""
@@ -364,13 +429,15 @@ def _reduce_sum(ctx, x, *, axes):
   return stored(ctx, acc, acc_dtype, out_aval)
 
 
-def _fold(ctx, x, axes, acc_dtype, init, combine):
-  """The reduction of x over `axes` folding each row from `init` by `combine`."""
+def _fold(ctx, x, axes, acc_dtype, init, combine, kernel=fold_rows):
+  """The reduction of x over `axes` folding each row from `init` by
+  `kernel` (`fold_rows`, or `extremum_rows`), `combine` the source of its
+  arguments after `init`."""
   (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
   rows, size = _rows(ctx, x, aval, axes)
   rows = widened(ctx, rows, aval.dtype, math.prod(aval.shape))
   acc = new_flat(ctx, math.prod(out_aval.shape), acc_dtype)
-  ctx.emit(f"{ctx.function(fold_rows)}({rows}, {ctx.dim(size)}, "
+  ctx.emit(f"{ctx.function(kernel)}({rows}, {ctx.dim(size)}, "
            f"{ctx.lowering.const(init, acc_dtype)}, {combine}, {acc})")
   return stored(ctx, acc, acc_dtype, out_aval)
 
@@ -388,6 +455,9 @@ def _extremum(largest):
     combine = (S.complex_max if complex_ else S.nan_max) if largest else \
         (S.complex_min if complex_ else S.nan_min)
     init = (max_identity if largest else min_identity)(dtype)
+    if dtypes.is_float(dtype):
+      return _fold(ctx, x, axes, scalar_dtype(dtype), init,
+                   f"{largest}, {ctx.function(combine)}", extremum_rows)
     return _fold(ctx, x, axes, scalar_dtype(dtype), init, ctx.function(combine))
   return rule
 

@@ -109,6 +109,43 @@ def test_long_sums(dtype, seed, n, m):
   run_x64(dtype, lambda: check(program, names, x, y))
 
 
+def _fold_in_order(row, largest):
+  """The fold of `row` from -inf (inf) by NaN-propagating max (min), first element first."""
+  acc = -np.inf if largest else np.inf
+  for v in row:
+    if acc != acc:
+      break
+    if v != v or (v > acc if largest else v < acc):
+      acc = v
+  return acc
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.float64), dtypes.float16],
+                         ids=lambda d: np.dtype(d).name)
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(0, 200),
+       special=st.sampled_from([0.0, 0.02, 0.3]))
+def test_max_min_fold_rows_in_order(dtype, seed, m, special):
+  """Float max and min over rows long enough for the vector lanes give the
+  in-order fold's result, the signs of a zero and of a NaN included
+  (docs/backends.md, "Tolerances")."""
+  import refimpl as jax
+  rng = np.random.default_rng(seed)
+  x = rng.standard_normal((6, m))
+  x[0] = rng.choice([-1.0, 0.0, -0.0], m)   # a zero maximum, of either sign
+  x[1] = rng.choice([1.0, 0.0, -0.0], m)   # a zero minimum
+  mask = rng.random(x.shape) < special
+  x[mask] = rng.choice([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf], mask.sum())
+  x = x.astype(dtype)
+  for largest, reduce in [(True, lax.reduce_max), (False, lax.reduce_min)]:
+    out = run_x64(dtype, lambda: np.asarray(
+        jax.jit(lambda x: reduce(x, (1,)), backend="numba")(x)).astype(np.float64))
+    want = np.array([_fold_in_order(row, largest) for row in x.astype(np.float64)])
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+    np.testing.assert_array_equal(out[~np.isnan(want)], want[~np.isnan(want)])
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(want))   # of zeros and NaNs too
+
+
 @pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.float32, dtypes.int32],
                          ids=lambda d: np.dtype(d).name)
 @SETTINGS

@@ -286,10 +286,12 @@ class RuleContext:
 
 # --- lowering a jaxpr ---------------------------------------------------------------------
 
-def lower_jaxpr(lowering, jaxpr, args, contract=True):
+def lower_jaxpr(lowering, jaxpr, args, contract=True, destinations=None):
   """Writes the statements evaluating `jaxpr` on the values named `args`
   (constvars first, then invars); returns the names of its outputs.
-  `contract=False` evaluates its products unfused (as `eval_jaxpr` does)."""
+  `contract=False` evaluates its products unfused (as `eval_jaxpr` does).
+  `destinations`, {i: name}: output i, where a fused loop computes it,
+  written into the existing array `name` (of its type) rather than a new one."""
   env = dict(zip([*jaxpr.constvars, *jaxpr.invars], args))
 
   def read(atom):
@@ -300,11 +302,12 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True):
   eqns, outvars = _inline_calls(lowering, _contracted(jaxpr) if contract else jaxpr.eqns,
                                 jaxpr.outvars, env)
   last_read = _last_reads(eqns, outvars)
+  into = {outvars[k]: name for k, name in (destinations or {}).items()}
   i = 0
   while i < len(eqns):
     end = _region_end(eqns, i)
     if end > i:
-      _lower_region(lowering, eqns[i:end], env, read, last_read, end)
+      _lower_region(lowering, eqns[i:end], env, read, last_read, end, into)
       i = end
       continue
     eqn = eqns[i]
@@ -426,7 +429,7 @@ def _last_reads(eqns, outvars):
   return last
 
 
-def _fusible(eqn):
+def fusible(eqn):
   """The result shape of an equation a loop can evaluate element by element
   (rank 1 or more): elementwise with operands of rank 0 or of the result's
   rank (broadcast along their size-1 axes), or a broadcast that is not a
@@ -470,11 +473,11 @@ def _rank0(eqn):
 def _region_end(eqns, start):
   """The end of the run from `start` of fusible equations of one shape (and
   of rank-0 elementwise equations among them)."""
-  shape = _fusible(eqns[start])
+  shape = fusible(eqns[start])
   if shape is None:
     return start
   end = start + 1
-  while end < len(eqns) and (_fusible(eqns[end]) == shape or _rank0(eqns[end])):
+  while end < len(eqns) and (fusible(eqns[end]) == shape or _rank0(eqns[end])):
     end += 1
   return end
 
@@ -483,10 +486,11 @@ _CHECKED_BLOCK = 1024
 """Elements per block of a loop whose rules use fast functions (`RuleContext.checked`)."""
 
 
-def _lower_region(lowering, eqns, env, read, last_read, end):
+def _lower_region(lowering, eqns, env, read, last_read, end, into):
   """One loop over the elements of a run of elementwise equations: the
   results that later equations or the outputs read are stored in new
-  arrays, the others live in scalars of one iteration. Its rank-0
+  arrays (or in those `into` names for them), the others live in scalars
+  of one iteration. Its rank-0
   equations (which read rank-0 values only) are evaluated before the loop.
   Where an operand is broadcast (along size-1 axes, or by a broadcast in
   the run), the loop reads it in place, as rows (`_row_split`): a loop
@@ -516,16 +520,21 @@ def _lower_region(lowering, eqns, env, read, last_read, end):
     for a in eqn.invars:
       if not isinstance(a, Literal) and a not in defined and a.aval.shape:
         sources.setdefault(a, (a, broadcast_strides(a.aval.shape, range(len(shape)), shape)))
+  def flat_view(name, value_shape):   # (rank 1: the array itself)
+    if len(value_shape) == 1:
+      return name
+    view = lowering.fresh("f")
+    lowering.emit(f"{view} = {name}.reshape({lowering.dim(math.prod(value_shape))})")
+    return view
+
   flat = {}
   for x, _ in sources.values():
     if x not in flat:
-      flat[x] = lowering.fresh("f")
-      lowering.emit(f"{flat[x]} = {read(x)}.reshape({lowering.dim(math.prod(x.aval.shape))})")
+      flat[x] = flat_view(read(x), x.aval.shape)
   stored = {}
   for v in outputs:
-    stored[v] = RuleContext(lowering, eqns[0]).empty(v.aval)
-    flat[v] = lowering.fresh("f")
-    lowering.emit(f"{flat[v]} = {stored[v]}.reshape({lowering.dim(math.prod(shape))})")
+    stored[v] = into[v] if v in into else RuleContext(lowering, eqns[0]).empty(v.aval)
+    flat[v] = flat_view(stored[v], shape)
   scalars = {}
   for eqn in eqns:   # operands read outside the loop: literals and rank-0 values
     for a in eqn.invars:

@@ -12,13 +12,13 @@ from numba_backend.lower import ELEMENTWISE_RULES, lower_jaxpr, register, regist
     register_for_keys
 
 
-def inline(ctx, closed, operands, contract=True):
+def inline(ctx, closed, operands, contract=True, destinations=None):
   """The names of the outputs of the ClosedJaxpr `closed` evaluated on the
   values named `operands` (as `run_jaxpr` does; `contract=False`: as
   `eval_jaxpr` does), its statements written in place (its consts passed to
-  the program at run time)."""
+  the program at run time); `destinations` as `lower_jaxpr`'s."""
   consts = [ctx.lowering.array(c, v.aval) for c, v in zip(closed.consts, closed.jaxpr.constvars)]
-  return lower_jaxpr(ctx.lowering, closed.jaxpr, [*consts, *operands], contract)
+  return lower_jaxpr(ctx.lowering, closed.jaxpr, [*consts, *operands], contract, destinations)
 
 
 @register(ad_checkpoint.checkpoint_p)

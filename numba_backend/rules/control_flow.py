@@ -10,8 +10,9 @@ from refimpl.core import physical_aval
 from refimpl.lax.control_flow.conditionals import cond_p
 from refimpl.lax.control_flow.loops import _split as split_scan_operands, scan_p
 from refimpl.lax.control_flow.while_loop import _split as split_while_operands, while_p
+from refimpl.jaxpr import Var
 from numba_backend.kernels import kernel_jit
-from numba_backend.lower import element_to_store, read_element, register, \
+from numba_backend.lower import element_to_store, fusible, read_element, register, \
     register_for_keys, scalar_dtype, type_source
 from numba_backend.rules.calls import inline
 
@@ -32,6 +33,27 @@ def _variables(ctx, values, avals):
   names = [ctx.fresh("w") for _ in values]
   _assign(ctx, names, values, avals)
   return names
+
+
+def _carry_buffers(ctx, body, avals):
+  """Where the loop body `body` (a ClosedJaxpr whose first outputs are the
+  new carry, of physical `avals`) computes each array of the new carry in
+  a fused loop (a new array each time): two arrays per array carry, which
+  the body writes into by turns, as `destinations` ({i: name}) for
+  `inline`, and the statement swapping them; else ({}, None). A carry then
+  never holds an array written at the iteration before last (no carry can
+  be a view of another), so the array written holds no value still read."""
+  outs = body.jaxpr.outvars[:len(avals)]
+  arrays = [k for k, aval in enumerate(avals) if aval.shape]
+  producers = {v: eqn for eqn in body.jaxpr.eqns for v in eqn.outvars}
+  if not arrays or len({outs[k] for k in arrays}) < len(arrays) or not all(
+      isinstance(outs[k], Var) and outs[k] in producers and fusible(producers[outs[k]])
+      for k in arrays):
+    return {}, None
+  first = {k: ctx.empty(avals[k]) for k in arrays}
+  second = [ctx.empty(avals[k]) for k in arrays]
+  names = [*first.values(), *second]
+  return first, f"{', '.join(names)} = {', '.join(second + list(first.values()))}"
 
 
 @register(cond_p)
@@ -80,13 +102,14 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   avals = [physical_aval(a) for a in ctx.avals_out]
   carry = _variables(ctx, init, avals)
   (pred_aval,) = cond_jaxpr.out_avals
+  destinations, swap = ({}, None) if pred_aval.shape else _carry_buffers(ctx, body_jaxpr, avals)
   with ctx.lowering.block("while True:"):
     (pred,) = inline(ctx, cond_jaxpr, [*cconsts, *carry])
     if pred_aval.shape:
       ctx.emit(f"if not {ctx.function(any_true)}({ctx.flat(pred, pred_aval)}): break")
     else:
       ctx.emit(f"if not {pred}: break")
-    new = inline(ctx, body_jaxpr, [*bconsts, *carry])
+    new = inline(ctx, body_jaxpr, [*bconsts, *carry], destinations=destinations)
     if pred_aval.shape:
       masked = []
       for n, c, aval in zip(new, carry, avals):
@@ -96,6 +119,8 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
         masked.append(out)
       new = masked
     _assign(ctx, carry, new, avals)
+    if swap:
+      ctx.emit(swap)
   return carry
 
 
@@ -117,6 +142,7 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
   avals = [physical_aval(a) for a in ctx.avals_out]
   carry_avals, y_avals = avals[:num_carry], avals[num_carry:]
   carry = _variables(ctx, init, carry_avals)
+  destinations, swap = _carry_buffers(ctx, jaxpr, carry_avals)
   ys = [ctx.empty(aval) for aval in y_avals]
   y_flats = [ctx.fresh("f") for _ in ys]
   for flat, y, aval in zip(y_flats, ys, y_avals):
@@ -127,7 +153,7 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
     ctx.emit(f"{i} = {n} - 1 - {step}" if reverse else f"{i} = {step}")
     x_slices = [read_element(f"{x}[{i}]", aval.dtype) if len(aval.shape) == 1 else f"{x}[{i}]"
                 for x, aval in zip(xs, x_avals)]
-    outs = inline(ctx, jaxpr, [*consts, *carry, *x_slices])
+    outs = inline(ctx, jaxpr, [*consts, *carry, *x_slices], destinations=destinations)
     for flat, out, aval in zip(y_flats, outs[num_carry:], y_avals):   # before the carry
       row = aval.update(shape=aval.shape[1:])                          # changes: a y may be it
       size = ctx.dim(math.prod(row.shape))
@@ -136,4 +162,6 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
       else:
         ctx.emit(f"{flat}[{i}] = {element_to_store(out, aval.dtype)}")
     _assign(ctx, carry, outs[:num_carry], carry_avals)
+    if swap:
+      ctx.emit(swap)
   return [*carry, *ys]

@@ -107,3 +107,25 @@ def test_bool_carries_and_branches():
 
   for n in range(4):
     check(f, np.array([True, False]), np.int32(n))
+
+
+@SETTINGS
+@given(data=st.data(), n=st.integers(0, 5), reverse=st.booleans())
+def test_carries_written_into_alternating_arrays(data, n, reverse):
+  """Loops whose new carries are fused loops' results write them into two
+  arrays per carry by turns: each step reads the carries of the step
+  before (both of them, and in its ys), never the array it writes."""
+  shape = data.draw(cst.shapes(min_dims=1, max_dims=2, min_side=1, max_side=3))
+  xs = data.draw(cst.bounded_arrays(np.float32, (n, *shape), bound=2.0))
+
+  def f(xs, a, b):
+    def step(carry, x):
+      a, b = carry
+      return (a * 0.5 + b, a - b * x), (a, b, a + b)
+    carries, ys = lax.scan(step, (a, b), xs, reverse=reverse)
+    w = lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[2] * 0.5 + 1.0, s[1] - s[2]),
+                       (0, a, b))
+    return *carries, *ys, *w
+
+  a, b = (data.draw(cst.bounded_arrays(np.float32, shape, bound=2.0)) for _ in range(2))
+  check(f, xs, a, b)

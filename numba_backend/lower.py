@@ -520,6 +520,7 @@ def _lower_region(lowering, eqns, env, read, last_read, end, into):
     for a in eqn.invars:
       if not isinstance(a, Literal) and a not in defined and a.aval.shape:
         sources.setdefault(a, (a, broadcast_strides(a.aval.shape, range(len(shape)), shape)))
+
   def flat_view(name, value_shape):   # (rank 1: the array itself)
     if len(value_shape) == 1:
       return name

@@ -36,6 +36,30 @@ _SIXTEEN_BIT = (np.dtype(np.float16), dtypes.bfloat16)
 
 # --- kernels -----------------------------------------------------------------------------
 
+def _vector_parts(context, builder, signature, args):
+  """For an intrinsic (x, start, stop, value) on a C-contiguous 1-D x: x's
+  data pointer, start and stop as intp, and a function loading the vector
+  of a type at element i."""
+  array, start, stop = args[:3]
+  start = context.cast(builder, start, signature.args[1], types.intp)
+  stop = context.cast(builder, stop, signature.args[2], types.intp)
+  data = context.make_array(signature.args[0])(context, builder, array).data
+  width = context.get_abi_sizeof(context.get_data_type(signature.args[0].dtype))
+
+  def load(i, vector):
+    return builder.load(builder.bitcast(builder.gep(data, [i]), vector.as_pointer()), align=width)
+
+  return start, stop, load
+
+
+def _splat(builder, value, vector):
+  """The vector of type `vector` with `value` in every lane."""
+  out = ir.Constant(vector, None)
+  for j in range(vector.count):
+    out = builder.insert_element(out, value, ir.Constant(ir.IntType(32), j))
+  return out
+
+
 @intrinsic
 def _eight_lanes(typingctx, x, start, stop, zero):
   """NumPy's eight accumulators over x[start:stop] (a multiple of 8 elements,
@@ -55,34 +79,24 @@ def _eight_lanes(typingctx, x, start, stop, zero):
   if narrowing:
     return None   # not one of NumPy's sums
 
-  def codegen(context, builder, signature, args):
-    array, start, stop, zero_value = args
-    start = context.cast(builder, start, signature.args[1], types.intp)
-    stop = context.cast(builder, stop, signature.args[2], types.intp)
-    data = context.make_array(signature.args[0])(context, builder, array).data
-    lanes = ir.VectorType(context.get_value_type(zero), 8)
-    element = context.get_data_type(x.dtype)
-    width = context.get_abi_sizeof(element)
+  signed = isinstance(x.dtype, types.Integer) and x.dtype.signed
 
-    def load(i):
-      pointer = builder.bitcast(builder.gep(data, [i]), ir.VectorType(element, 8).as_pointer())
-      v = builder.load(pointer, align=width)
+  def codegen(context, builder, signature, args):
+    start, stop, load_vector = _vector_parts(context, builder, signature, args)
+    lanes = ir.VectorType(context.get_value_type(zero), 8)
+
+    def load(i):   # eight elements, converted to the accumulators' type
+      v = load_vector(i, ir.VectorType(context.get_data_type(x.dtype), 8))
       if v.type == lanes:
         return v
       if floating and isinstance(x.dtype, types.Float):
         return builder.fpext(v, lanes)
       if floating:
-        signed = isinstance(x.dtype, types.Integer) and x.dtype.signed
         return (builder.sitofp if signed else builder.uitofp)(v, lanes)
-      signed = isinstance(x.dtype, types.Integer) and x.dtype.signed
       return (builder.sext if signed else builder.zext)(v, lanes)
 
     add = builder.fadd if floating else builder.add
-    splat = cgutils.alloca_once_value(builder, ir.Constant(lanes, None))
-    for j in range(8):
-      builder.store(builder.insert_element(builder.load(splat), zero_value,
-                                           ir.Constant(ir.IntType(32), j)), splat)
-    accumulators = cgutils.alloca_once_value(builder, add(builder.load(splat), load(start)))
+    accumulators = cgutils.alloca_once_value(builder, add(_splat(builder, args[3], lanes), load(start)))
     first = builder.add(start, ir.Constant(start.type, 8))
     with cgutils.for_range_slice(builder, first, stop, ir.Constant(start.type, 8)) as (i, _):
       builder.store(add(builder.load(accumulators), load(i)), accumulators)
@@ -181,26 +195,18 @@ def _extremum_lanes(largest):
       return None
 
     def codegen(context, builder, signature, args):
-      array, start, stop, init_value = args
-      start = context.cast(builder, start, signature.args[1], types.intp)
-      stop = context.cast(builder, stop, signature.args[2], types.intp)
-      data = context.make_array(signature.args[0])(context, builder, array).data
+      start, stop, load = _vector_parts(context, builder, signature, args)
       element = context.get_data_type(x.dtype)
-      width = context.get_abi_sizeof(element)
-      vector = ir.VectorType(element, 64 // width)
+      vector = ir.VectorType(element, 64 // context.get_abi_sizeof(element))
 
       def pick(acc, v):   # acc if it is NaN, else v if v is NaN or beats acc
         keep = builder.fcmp_unordered("uno", acc, acc)
         better = builder.fcmp_unordered(">" if largest else "<", v, acc)
         return builder.select(keep, acc, builder.select(better, v, acc))
 
-      splat = ir.Constant(vector, None)
-      for j in range(vector.count):
-        splat = builder.insert_element(splat, init_value, ir.Constant(ir.IntType(32), j))
-      acc = cgutils.alloca_once_value(builder, splat)
+      acc = cgutils.alloca_once_value(builder, _splat(builder, args[3], vector))
       with cgutils.for_range_slice(builder, start, stop, ir.Constant(start.type, vector.count)) as (i, _):
-        pointer = builder.bitcast(builder.gep(data, [i]), vector.as_pointer())
-        builder.store(pick(builder.load(acc), builder.load(pointer, align=width)), acc)
+        builder.store(pick(builder.load(acc), load(i, vector)), acc)
       lanes_value = builder.load(acc)
       result = builder.extract_element(lanes_value, ir.Constant(ir.IntType(32), 0))
       for j in range(1, vector.count):

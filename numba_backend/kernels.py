@@ -31,7 +31,7 @@ def strided_copy(src, offset, strides, shape, out):
     for t in range(k, k + run):
       out[t] = src[p]
       p += step
-    position = _next_run(index, position, strides, shape)
+    position = next_run(index, position, strides, shape)
 
 
 @kernel_jit
@@ -45,7 +45,7 @@ def strided_assign(dst, offset, strides, shape, src):
     for t in range(k, k + run):
       dst[p] = src[t]
       p += step
-    position = _next_run(index, position, strides, shape)
+    position = next_run(index, position, strides, shape)
 
 
 @kernel_jit
@@ -57,7 +57,7 @@ def _last_axis(strides, shape):
 
 
 @kernel_jit
-def _next_run(index, position, strides, shape):
+def next_run(index, position, strides, shape):
   """The position of the next run along the last axis, row-major, `index`
   (of the other axes) advanced in place."""
   for j in range(shape.size - 2, -1, -1):

@@ -30,6 +30,7 @@ from refimpl import core, dtypes
 from refimpl.interpreters.eval import contractions, fma_signs
 from refimpl.jaxpr import DropVar, JaxprEqn, Literal, Var
 from refimpl.lax.shapes import broadcast_in_dim_p
+from numba_backend import threads
 from numba_backend.kernels import broadcast_strides, c_strides
 
 
@@ -149,6 +150,8 @@ class Lowering:
     self.imports = {}   # module name -> its alias in the program's module
     self._count = 0
     self.unsure = None   # in a loop that checks (`_lower_region`): its flags' names
+    self.threaded = False   # whether the program has a loop run by threads
+    self._in_threads = False   # whether the lines being written are in such a loop
 
   def fresh(self, prefix="v"):
     self._count += 1
@@ -166,6 +169,27 @@ class Lowering:
       yield
     finally:
       self.depth -= 1
+
+  def threads(self, count, elements):
+    """Whether a loop of `count` independent iterations over `elements`
+    elements in all, written here, is run by threads (`threads.py`): not
+    inside another such loop."""
+    return (threads.AVAILABLE and count > 1 and elements >= threads.MIN_ELEMENTS
+            and not self._in_threads)
+
+  @contextlib.contextmanager
+  def loop(self, index, count, elements):
+    """Statements emitted inside the `with` go in the loop `for index in
+    range(count)` (`count` static) of independent iterations over `elements`
+    elements in all: a `numba.prange` loop where threads run it."""
+    threaded = self.threads(count, elements)
+    with self.block(f"for {index} in {'numba.prange' if threaded else 'range'}({self.dim(count)}):"):
+      self.threaded |= threaded
+      self._in_threads |= threaded
+      try:
+        yield
+      finally:
+        self._in_threads ^= threaded
 
   def function(self, fn):
     """Source naming the Numba function `fn` (defined at the top level of a
@@ -482,8 +506,9 @@ def _region_end(eqns, start):
   return end
 
 
-_CHECKED_BLOCK = 1024
-"""Elements per block of a loop whose rules use fast functions (`RuleContext.checked`)."""
+_BLOCK = 1024
+"""Elements per block of a loop whose rules use fast functions
+(`RuleContext.checked`), or that threads run."""
 
 
 def _lower_region(lowering, eqns, env, read, last_read, end, into):
@@ -544,7 +569,7 @@ def _lower_region(lowering, eqns, env, read, last_read, end, into):
   split, contiguous = _row_split(shape, [strides for _, strides in sources.values()])
   if split == 0 and all(contiguous):   # one loop over all the elements
     _lower_elements(lowering, eqns, {v: flat[x] for v, (x, _) in sources.items()},
-                    {v: flat[v] for v in outputs}, scalars, lowering.dim(math.prod(shape)))
+                    {v: flat[v] for v in outputs}, scalars, math.prod(shape))
   else:
     _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat, scalars)
   env.update(stored)
@@ -573,9 +598,10 @@ def _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat
   """The loop over the rows of `shape` (its first `split` axes), each with
   the position of its first element in each array it reads, holding the
   loop over the elements of a row."""
-  row_size = lowering.dim(math.prod(shape[split:]))
+  size = math.prod(shape[split:])
+  row_size = lowering.dim(size)
   row = lowering.fresh("o")
-  with lowering.block(f"for {row} in range({lowering.dim(math.prod(shape[:split]))}):"):
+  with lowering.loop(row, math.prod(shape[:split]), math.prod(shape)):
     index, rest = [None] * split, row
     for axis in reversed(range(1, split)):   # the row's multi-index, row-major
       index[axis] = lowering.fresh("t")
@@ -599,13 +625,15 @@ def _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat
       else:
         local[v] = lowering.fresh("e")
         lowering.emit(f"{local[v]} = {read_element(f'{flat[x]}[{start}]', v.aval.dtype)}")
-    _lower_elements(lowering, eqns, rows, written, local, row_size)
+    _lower_elements(lowering, eqns, rows, written, local, size)
 
 
 def _lower_elements(lowering, eqns, rows, written, scalars, size):
-  """The loop over `size` elements evaluating `eqns`: element i of a value
-  it reads is rows[v][i] (or scalars[v] at each i), of each value it
-  stores written[v][i]."""
+  """The loop over `size` (static) elements evaluating `eqns`: element i
+  of a value it reads is rows[v][i] (or scalars[v] at each i), of each
+  value it stores written[v][i]. Where its rules use fast functions
+  (`RuleContext.checked`), or threads run it, it is a loop over blocks of
+  elements holding the loop over a block's."""
   index = lowering.fresh("i")
 
   def body():
@@ -632,26 +660,33 @@ def _lower_elements(lowering, eqns, rows, written, scalars, size):
     for v, row in written.items():
       lowering.emit(f"{row}[{index}] = {element_to_store(local[v], v.aval.dtype)}")
 
+  count = lowering.dim(size)
   start, lowering.unsure = len(lowering.lines), []
-  with lowering.block(f"for {index} in range({size}):"):
+  with lowering.block(f"for {index} in range({count}):"):
     body()
   unsure, lowering.unsure = lowering.unsure, None
-  if unsure:   # the loop becomes the first of two over each block of elements
+  blocks = -(-size // _BLOCK)
+  if unsure or lowering.threads(blocks, size):   # a loop over blocks of elements
     fast = lowering.lines[start + 1:]
     del lowering.lines[start:]
-    block, stop, again = lowering.fresh("b"), lowering.fresh("n"), lowering.fresh("u")
+    block, first, stop = lowering.fresh("b"), lowering.fresh("s"), lowering.fresh("n")
     # (unsigned indices: with a signed one not known to be >= 0 the element
     # accesses wrap negative indices around, which keeps LLVM from vectorizing)
-    indices = f"range(np.uint64({block}), np.uint64({stop}))"
-    with lowering.block(f"for {block} in range(0, {size}, {_CHECKED_BLOCK}):"):
-      lowering.emit(f"{stop} = min({block} + {_CHECKED_BLOCK}, {size})")
-      lowering.emit(f"{again} = False")
+    indices = f"range(np.uint64({first}), np.uint64({stop}))"
+    with lowering.loop(block, blocks, size):
+      lowering.emit(f"{first} = {block} * {_BLOCK}")
+      lowering.emit(f"{stop} = min({first} + {_BLOCK}, {count})")
+      again = lowering.fresh("u")
+      if unsure:   # the loop is the first of two over the block
+        lowering.emit(f"{again} = False")
       with lowering.block(f"for {index} in {indices}:"):
         lowering.lines.extend("    " + line for line in fast)
-        lowering.emit(f"{again} |= {' | '.join(unsure)}")
-      with lowering.block(f"if {again}:"):   # the block again, with libm
-        with lowering.block(f"for {index} in {indices}:"):
-          body()
+        if unsure:
+          lowering.emit(f"{again} |= {' | '.join(unsure)}")
+      if unsure:
+        with lowering.block(f"if {again}:"):   # the block again, with libm
+          with lowering.block(f"for {index} in {indices}:"):
+            body()
 
 
 # --- the program -------------------------------------------------------------------------
@@ -679,7 +714,8 @@ def lower_program(jaxpr):
   arrays = [f"k{i}" for i in range(len(lowering.arrays))]
   signature = ", ".join(["d", *(f"c_{n}" for n in const_names), *arrays, *params])
   imports = [f"import {module} as {alias}" for module, alias in lowering.imports.items()]
-  source = "\n".join([*imports, "", "", "@numba.njit(cache=True, error_model=\"numpy\")",
+  options = f", parallel={threads.PARALLEL_OPTIONS}" if lowering.threaded else ""
+  source = "\n".join([*imports, "", "", f"@numba.njit(cache=True, error_model=\"numpy\"{options})",
                        f"def program({signature}):", *lowering.lines, ""])
   constants = [np.array(lowering.consts[n], np.dtype(n)) for n in const_names] + lowering.arrays
   return source, np.array(lowering.dims, np.int64), constants

@@ -27,7 +27,7 @@ from refimpl import dtypes
 from refimpl.lax import reductions as lax
 from refimpl.lax.rules import accumulation_dtype, max_identity, min_identity
 from numba_backend import scalars as S
-from numba_backend.kernels import c_strides
+from numba_backend.kernels import c_strides, next_run
 from numba_backend.lower import (LoweringError, cast, element_to_store, lower_jaxpr, read_element,
                                  register, scalar_dtype, storage_dtype, type_source)
 
@@ -166,20 +166,32 @@ def pairwise_complex(x, start, n, zero):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def sum_rows(x, size, run, zero, pairwise, out):
-  """out[i] = the sum of row i of x (rows of `size`) in NumPy's order: runs
-  of `run` elements summed by `pairwise`, then added in order (run 0: one
-  element at a time), accumulated from `zero` (of the accumulation type)."""
-  for i in range(out.size):
-    acc = zero
-    start = i * size
-    if run == 0:
-      for j in range(start, start + size):
-        acc = acc + x[j]
-    else:
-      for b in range(start, start + size, run):
-        acc += pairwise(x, b, run, zero)
-    out[i] = acc
+def row_sum(x, start, size, run, zero, pairwise):
+  """The sum of x[start:start + size] in NumPy's order: runs of `run`
+  elements summed by `pairwise`, then added in order (run 0: one element
+  at a time), accumulated from `zero` (of the accumulation type)."""
+  acc = zero
+  if run == 0:
+    for j in range(start, start + size):
+      acc = acc + x[j]
+  else:
+    for b in range(start, start + size, run):
+      acc += pairwise(x, b, run, zero)
+  return acc
+
+
+@numba.njit(cache=True, error_model="numpy")
+def add_rows(x, strides, shape, first, stop, acc):
+  """acc[p + j] += x[r * n + j] for j in [first, stop) and each row r of x
+  (its elements by rows of n = shape[-1], the rows' multi-indices over
+  shape[:-1] row-major, in order), p the position of row r by `strides`
+  (over shape[:-1]): each element of acc adds its elements one at a time, in order."""
+  index = np.zeros(shape.size, np.int64)
+  position = 0
+  for r in range(0, x.size, shape[shape.size - 1]):
+    for j in range(np.uint64(first), np.uint64(stop)):   # (unsigned: vectorized)
+      acc[np.uint64(position) + j] += x[np.uint64(r) + j]
+    position = next_run(index, position, strides, shape)
 
 
 def _extremum_lanes(largest):
@@ -221,32 +233,28 @@ _max_lanes, _min_lanes = _extremum_lanes(True), _extremum_lanes(False)
 
 
 @numba.njit(cache=True, error_model="numpy")
-def extremum_rows(x, size, init, largest, combine, out):
-  """out[i] = row i of x (float rows of `size`) folded from `init` by
-  `combine` (NaN-propagating max if `largest`, else min) in order: by
-  vector lanes, and in order where their result is NaN or a zero."""
-  lanes = 64 // x.itemsize
-  for i in range(out.size):
-    start = i * size
-    stop = start + size - size % lanes
-    acc = _max_lanes(x, start, stop, init) if largest else _min_lanes(x, start, stop, init)
-    for j in range(stop, start + size):
+def row_extremum(x, start, size, init, largest, combine):
+  """x[start:start + size] (floats) folded from `init` by `combine`
+  (NaN-propagating max if `largest`, else min) in order: by vector lanes,
+  and in order where their result is NaN or a zero."""
+  stop = start + size - size % (64 // x.itemsize)
+  acc = _max_lanes(x, start, stop, init) if largest else _min_lanes(x, start, stop, init)
+  for j in range(stop, start + size):
+    acc = combine(acc, x[j])
+  if acc == 0 or acc != acc:
+    acc = init
+    for j in range(start, start + size):
       acc = combine(acc, x[j])
-    if acc == 0 or acc != acc:
-      acc = init
-      for j in range(start, start + size):
-        acc = combine(acc, x[j])
-    out[i] = acc
+  return acc
 
 
 @numba.njit(cache=True, error_model="numpy")
-def fold_rows(x, size, init, combine, out):
-  """out[i] = row i of x (rows of `size`) folded from `init` by `combine`, in order."""
-  for i in range(out.size):
-    acc = init
-    for j in range(i * size, (i + 1) * size):
-      acc = combine(acc, x[j])
-    out[i] = acc
+def row_fold(x, start, size, init, combine):
+  """x[start:start + size] folded from `init` by `combine`, in order."""
+  acc = init
+  for j in range(start, start + size):
+    acc = combine(acc, x[j])
+  return acc
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -390,6 +398,17 @@ def _rows(ctx, x, aval, axes):
   return flat, size
 
 
+def over_rows(ctx, kernel, rows, size, args, acc):
+  """acc[i] = kernel(rows, i * size, size, *args) (`args` their source) for
+  each element of the flat array `acc`, row i of `rows` being its `size`
+  elements from i * size: a loop of the program, run by threads where large."""
+  count, row, flat = math.prod(ctx.avals_out[0].shape), ctx.fresh("i"), ctx.fresh("f")
+  ctx.emit(f"{flat} = {rows}")   # (a view made once, not in each iteration)
+  length = ctx.dim(size)
+  with ctx.lowering.loop(row, count, count * size):
+    ctx.emit(f"{acc}[{row}] = {ctx.function(kernel)}({flat}, {row} * {length}, {length}, {args})")
+
+
 def new_flat(ctx, size, dtype):
   name = ctx.fresh()
   ctx.emit(f"{name} = np.empty({ctx.dim(size)}, {type_source(dtype)})")
@@ -422,29 +441,57 @@ def pairwise_run(shape, axes):
   return run
 
 
+_COLUMNS = 1024
+"""The elements of a row `add_rows` adds at a time."""
+
+
+def _sum_by_rows(ctx, x, aval, axes, last, acc_dtype):
+  """The sum over `axes` (the last of a size other than 1 being `last`, a
+  kept axis after it of a size other than 1) as NumPy adds it: each result
+  element adding its elements one at a time, in order. It is a pass over x
+  in order, adding each row of its trailing kept axes into the results'."""
+  kept = [d for d in range(aval.ndim) if d not in axes]
+  out_strides = dict(zip(kept, c_strides([aval.shape[d] for d in kept])))
+  n = math.prod(aval.shape[last + 1:])
+  flat = widened(ctx, ctx.flat(x, aval), aval.dtype, math.prod(aval.shape))
+  acc, block = ctx.fresh(), ctx.fresh("b")
+  size = math.prod(ctx.avals_out[0].shape)
+  ctx.emit(f"{acc} = np.zeros({ctx.dim(size)}, {type_source(acc_dtype)})")
+  strides = ctx.ints([out_strides.get(d, 0) for d in range(last + 1)] + [1])
+  shape = ctx.ints([*aval.shape[:last + 1], n])
+  columns, width = ctx.dim(n), ctx.dim(_COLUMNS)
+  with ctx.lowering.loop(block, -(-n // _COLUMNS), math.prod(aval.shape)):
+    ctx.emit(f"{ctx.function(add_rows)}({flat}, {strides}, {shape}, {block} * {width}, "
+             f"min({block} * {width} + {width}, {columns}), {acc})")
+  return acc
+
+
 @register(lax.reduce_sum_p)
 def _reduce_sum(ctx, x, *, axes):
   (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+  acc_dtype = accumulation_dtype(aval.dtype)
+  run = pairwise_run(aval.shape, axes)
+  last = max((d for d in axes if aval.shape[d] != 1), default=None)
+  if run == 0 and last is not None and math.prod(aval.shape):
+    return stored(ctx, _sum_by_rows(ctx, x, aval, axes, last, acc_dtype), acc_dtype, out_aval)
   rows, size = _rows(ctx, x, aval, axes)
   rows = widened(ctx, rows, aval.dtype, math.prod(aval.shape))
-  acc_dtype = accumulation_dtype(aval.dtype)
   acc = new_flat(ctx, math.prod(out_aval.shape), acc_dtype)
   add = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
-  ctx.emit(f"{ctx.function(sum_rows)}({rows}, {ctx.dim(size)}, {ctx.dim(pairwise_run(aval.shape, axes))}, "
-           f"{ctx.lowering.const(0, acc_dtype)}, {ctx.function(add)}, {acc})")
+  over_rows(ctx, row_sum, rows, size, f"{ctx.dim(pairwise_run(aval.shape, axes))}, "
+            f"{ctx.lowering.const(0, acc_dtype)}, {ctx.function(add)}", acc)
   return stored(ctx, acc, acc_dtype, out_aval)
 
 
-def _fold(ctx, x, axes, acc_dtype, init, combine, kernel=fold_rows):
+def _fold(ctx, x, axes, acc_dtype, init, combine, kernel=row_fold):
   """The reduction of x over `axes` folding each row from `init` by
-  `kernel` (`fold_rows`, or `extremum_rows`), `combine` the source of its
+  `kernel` (`row_fold`, or `row_extremum`), `combine` the source of its
   arguments after `init`."""
   (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
   rows, size = _rows(ctx, x, aval, axes)
   rows = widened(ctx, rows, aval.dtype, math.prod(aval.shape))
   acc = new_flat(ctx, math.prod(out_aval.shape), acc_dtype)
-  ctx.emit(f"{ctx.function(kernel)}({rows}, {ctx.dim(size)}, "
-           f"{ctx.lowering.const(init, acc_dtype)}, {combine}, {acc})")
+  over_rows(ctx, kernel, rows, size, f"{ctx.lowering.const(init, acc_dtype)}, {combine}", acc)
   return stored(ctx, acc, acc_dtype, out_aval)
 
 
@@ -463,7 +510,7 @@ def _extremum(largest):
     init = (max_identity if largest else min_identity)(dtype)
     if dtypes.is_float(dtype):
       return _fold(ctx, x, axes, scalar_dtype(dtype), init,
-                   f"{largest}, {ctx.function(combine)}", extremum_rows)
+                   f"{largest}, {ctx.function(combine)}", row_extremum)
     return _fold(ctx, x, axes, scalar_dtype(dtype), init, ctx.function(combine))
   return rule
 

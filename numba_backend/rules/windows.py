@@ -21,8 +21,8 @@ from numba_backend import scalars as S
 from numba_backend.kernels import c_strides
 from numba_backend.lower import (LoweringError, element_to_store, lower_jaxpr, read_element,
                                  register, scalar_dtype, storage_dtype)
-from numba_backend.rules.reductions import (fold_rows, new_flat, pairwise, pairwise_complex,
-                                            pairwise_run, stored, sum_rows, widened)
+from numba_backend.rules.reductions import (new_flat, over_rows, pairwise, pairwise_complex,
+                                            pairwise_run, row_fold, row_sum, stored, widened)
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -133,8 +133,8 @@ def _reduce_window_sum(ctx, x, **params):
   run = pairwise_run(tuple(out_aval.shape) + tuple(params["window_dimensions"]),
                      range(aval.ndim, 2 * aval.ndim))
   add = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
-  ctx.emit(f"{ctx.function(sum_rows)}({windows}, {ctx.dim(size)}, {ctx.dim(run)}, "
-           f"{ctx.lowering.const(0, acc_dtype)}, {ctx.function(add)}, {acc})")
+  over_rows(ctx, row_sum, windows, size,
+            f"{ctx.dim(run)}, {ctx.lowering.const(0, acc_dtype)}, {ctx.function(add)}", acc)
   return stored(ctx, acc, acc_dtype, out_aval)
 
 
@@ -147,8 +147,8 @@ def _window_extremum(largest):
         (S.complex_min if complex_ else S.nan_min)
     identity = (max_identity if largest else min_identity)(aval.dtype)
     windows, size, acc = _monoid_window(ctx, x, params, dtype, identity)
-    ctx.emit(f"{ctx.function(fold_rows)}({windows}, {ctx.dim(size)}, "
-             f"{ctx.lowering.const(identity, dtype)}, {ctx.function(combine)}, {acc})")
+    over_rows(ctx, row_fold, windows, size,
+              f"{ctx.lowering.const(identity, dtype)}, {ctx.function(combine)}", acc)
     return stored(ctx, acc, dtype, out_aval)
   return rule
 

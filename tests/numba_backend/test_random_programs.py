@@ -36,6 +36,7 @@ import dataclasses
 import itertools
 import math
 import os
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -45,6 +46,7 @@ import refimpl as jax
 from refimpl import dtypes, lax
 from refimpl.lax import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from conformance import strategies as cst
+from numba_backend import threads
 from tests.numba_backend.test_indexing import index_arrays
 
 pytest.importorskip("numba")
@@ -904,15 +906,21 @@ def run_instances(data, builder, program, types):
       raise
 
 
-@pytest.mark.parametrize("flavour", ["dataflow", "control"])
+@pytest.mark.parametrize("flavour", ["dataflow", "control", "threads"])
 @SETTINGS
 @given(data=st.data())
 def test_random_programs_agree(flavour, data):
   """Programs of operations only, and programs starting with control flow
-  or a transform (two tests, so that pytest-xdist runs them side by side)."""
+  or a transform (tests of their own, so that pytest-xdist runs them side
+  by side); and programs of operations and control flow whose every loop
+  is run by threads (numba_backend/threads.py's threshold at one element)."""
   builder = Builder(data, control=[]) if flavour == "dataflow" else Builder(data)
   program, types = draw_program(builder, first=CONTROL if flavour == "control" else None)
-  run_instances(data, builder, program, types)
+  if flavour != "threads":
+    run_instances(data, builder, program, types)
+    return
+  with mock.patch.object(threads, "AVAILABLE", True), mock.patch.object(threads, "MIN_ELEMENTS", 1):
+    run_instances(data, builder, program, types)
 
 
 INDEXING = [dynamic_slice, dynamic_update_slice, gather, scatter]

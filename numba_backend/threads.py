@@ -16,6 +16,7 @@ and its workqueue layer aborts the process when two threads call in. Without TBB
 """
 
 import ctypes
+import importlib
 import importlib.metadata
 import os
 
@@ -41,7 +42,7 @@ def _load_tbb():
       except OSError:
         pass
   try:
-    from numba.np.ufunc import tbbpool  # noqa: F401
+    importlib.import_module("numba.np.ufunc.tbbpool")
   except ImportError:
     return False
   return True

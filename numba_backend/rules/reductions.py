@@ -445,41 +445,47 @@ _COLUMNS = 1024
 """The elements of a row `add_rows` adds at a time."""
 
 
-def _sum_by_rows(ctx, x, aval, axes, last, acc_dtype):
-  """The sum over `axes` (the last of a size other than 1 being `last`, a
-  kept axis after it of a size other than 1) as NumPy adds it: each result
-  element adding its elements one at a time, in order. It is a pass over x
-  in order, adding each row of its trailing kept axes into the results'."""
+def _sum_by_rows(ctx, flat, aval, axes, acc):
+  """acc (zeros) += the sum over `axes` as NumPy adds it where a kept axis
+  of a size other than 1 follows the last reduced one of a size other than
+  1: each result element adding its elements one at a time, in order. It
+  is a pass over x (`flat`) in order, adding each row of the trailing
+  kept axes into the results' row. (The arrays of sizes have the rank's
+  length whatever the shape: the source is the same for every shape.)"""
   kept = [d for d in range(aval.ndim) if d not in axes]
   out_strides = dict(zip(kept, c_strides([aval.shape[d] for d in kept])))
+  last = max((d for d in axes if aval.shape[d] != 1), default=0)
   n = math.prod(aval.shape[last + 1:])
-  flat = widened(ctx, ctx.flat(x, aval), aval.dtype, math.prod(aval.shape))
-  acc, block = ctx.fresh(), ctx.fresh("b")
-  size = math.prod(ctx.avals_out[0].shape)
-  ctx.emit(f"{acc} = np.zeros({ctx.dim(size)}, {type_source(acc_dtype)})")
-  strides = ctx.ints([out_strides.get(d, 0) for d in range(last + 1)] + [1])
-  shape = ctx.ints([*aval.shape[:last + 1], n])
-  columns, width = ctx.dim(n), ctx.dim(_COLUMNS)
+  leading = list(aval.shape[:last + 1]) + [1] * (aval.ndim - 1 - last)
+  strides = ctx.ints([out_strides.get(d, 0) for d in range(last + 1)]
+                     + [0] * (aval.ndim - 1 - last) + [1])
+  shape = ctx.ints([*leading, max(n, 1)])
+  columns, width, block = ctx.dim(n), ctx.dim(_COLUMNS), ctx.fresh("b")
   with ctx.lowering.loop(block, -(-n // _COLUMNS), math.prod(aval.shape)):
     ctx.emit(f"{ctx.function(add_rows)}({flat}, {strides}, {shape}, {block} * {width}, "
              f"min({block} * {width} + {width}, {columns}), {acc})")
-  return acc
 
 
 @register(lax.reduce_sum_p)
 def _reduce_sum(ctx, x, *, axes):
+  """The rows' pairwise sums (`row_sum`), or where NumPy adds one element
+  at a time with a kept axis after the last reduced one (a choice made at
+  run time, as the sizes decide it), `_sum_by_rows`."""
   (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
   acc_dtype = accumulation_dtype(aval.dtype)
   run = pairwise_run(aval.shape, axes)
-  last = max((d for d in axes if aval.shape[d] != 1), default=None)
-  if run == 0 and last is not None and math.prod(aval.shape):
-    return stored(ctx, _sum_by_rows(ctx, x, aval, axes, last, acc_dtype), acc_dtype, out_aval)
-  rows, size = _rows(ctx, x, aval, axes)
-  rows = widened(ctx, rows, aval.dtype, math.prod(aval.shape))
-  acc = new_flat(ctx, math.prod(out_aval.shape), acc_dtype)
-  add = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
-  over_rows(ctx, row_sum, rows, size, f"{ctx.dim(pairwise_run(aval.shape, axes))}, "
-            f"{ctx.lowering.const(0, acc_dtype)}, {ctx.function(add)}", acc)
+  by_rows = (run == 0 and any(aval.shape[d] != 1 for d in axes) and math.prod(aval.shape) > 0)
+  acc = ctx.fresh()
+  ctx.emit(f"{acc} = np.zeros({ctx.dim(math.prod(out_aval.shape))}, {type_source(acc_dtype)})")
+  with ctx.lowering.block(f"if {ctx.dim(by_rows)}:"):
+    flat = widened(ctx, ctx.flat(x, aval), aval.dtype, math.prod(aval.shape))
+    _sum_by_rows(ctx, flat, aval, axes, acc)
+  with ctx.lowering.block("else:"):
+    rows, size = _rows(ctx, x, aval, axes)
+    rows = widened(ctx, rows, aval.dtype, math.prod(aval.shape))
+    add = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
+    over_rows(ctx, row_sum, rows, size, f"{ctx.dim(run)}, "
+              f"{ctx.lowering.const(0, acc_dtype)}, {ctx.function(add)}", acc)
   return stored(ctx, acc, acc_dtype, out_aval)
 
 

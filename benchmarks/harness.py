@@ -72,6 +72,34 @@ def time_statement(ns, stmt, budget, warmups=2, min_samples=5):
   return summary(samples)
 
 
+def machine_limits(repeats=10):
+  """{"bandwidth": bytes/s, "sgemm": flop/s}, the best of `repeats`: memory
+  bandwidth as the bytes read and written per second by a copy of 256 MiB
+  split among as many threads as there are cores (NumPy releases the GIL),
+  and the float32 matmul rate of NumPy's BLAS on 2048x2048 operands."""
+  import numpy as np
+  from concurrent.futures import ThreadPoolExecutor
+  source = np.ones(2 ** 26, np.float32)
+  target = np.empty_like(source)
+  threads = os.cpu_count() or 1
+  chunks = list(zip(np.array_split(target, threads), np.array_split(source, threads)))
+
+  def best(run):
+    run()
+    times = []
+    for _ in range(repeats):
+      start = time.perf_counter()
+      run()
+      times.append(time.perf_counter() - start)
+    return min(times)
+
+  with ThreadPoolExecutor(threads) as pool:
+    copy = best(lambda: list(pool.map(lambda c: np.copyto(*c), chunks)))
+  a = np.ones((2048, 2048), np.float32)
+  product = best(lambda: a @ a)
+  return {"bandwidth": 2 * source.nbytes / copy, "sgemm": 2 * 2048 ** 3 / product}
+
+
 def memory_peak(ns, stmt):
   """The transient peak (bytes) that tracemalloc sees during one call of
   `stmt` (after a warm-up call), beyond what was allocated before it."""

@@ -44,8 +44,8 @@ import sys
 import tempfile
 import time
 
-from harness import (add_compare_option, block, fmt_time, leaves, namespace, plot_ratios,
-                     run_worker, select, summary, time_statement)
+from harness import (add_compare_option, block, fmt_time, leaves, machine_limits, namespace,
+                     plot_ratios, run_worker, select, summary, time_statement)
 
 _RANDOM = "rng = np.random.default_rng(0)\n"
 _INPUT = _RANDOM + "x = jnp.asarray(rng.standard_normal({shape}, dtype=np.float32))\n"
@@ -126,23 +126,49 @@ class Workload:
   package's (r), of NumPy's ((r, "numpy")), or for a first call, of the
   package's cold and warm ((cold, warm)); `slow`: the reference's run is
   skipped with --quick; `contraction`, the length K of the products summed
-  (the check's tolerance)."""
+  (the check's tolerance); `work`, a function of the sizes giving (bytes,
+  flops): the bytes a call must read and write at least, and its float
+  operations where BLAS-like products dominate it (the machine's limit is
+  the longer of their times at the measured bandwidth and sgemm rate)."""
 
   def __init__(self, kind, setup, stmt, sizes, numpy=None, target=1, slow=False,
-               contraction=None):
+               contraction=None, work=None):
     self.kind, self.setup, self.stmt, self.sizes = kind, setup, stmt, sizes
     self.numpy, self.target, self.slow = numpy, target, slow
-    self.contraction = contraction
+    self.contraction, self.work = contraction, work
+
+  def limit(self, sizes, machine):
+    """The least time the machine (`machine_limits`) allows a call, or None."""
+    if self.work is None:
+      return None
+    moved, flops = self.work(sizes)
+    return max(moved / machine["bandwidth"], flops / machine["sgemm"])
+
+
+def _streamed(arrays):
+  """`work` for a workload that reads and writes `arrays` float32 arrays of n elements."""
+  return lambda s: (4 * arrays * s["n"], 0)
+
+
+def _mlp_work(s, batch=256, inputs=784, hidden=512, outputs=10):
+  """The MLP's gradient: its two products forward, the gradients of both
+  weights and of the hidden layer backward; it reads the inputs and the
+  parameters and writes their gradients."""
+  params = inputs * hidden + hidden + hidden * outputs + outputs
+  return (4 * (2 * params + batch * (inputs + outputs)),
+          2 * batch * (2 * inputs * hidden + 3 * hidden * outputs))
 
 
 def _eager_and_jit(op, np_op, size, label):
   """The rows "eager OP" and "jit(OP)" (a single primitive in a compiled program)."""
   setup, jnp_op = _INPUT.format(shape="n"), np_op.replace("np.", "jnp.")
+  work = _streamed(1 if "sum" in op else 2)
   return {
       f"eager {op} {label}": Workload("time", setup, jnp_op, {"n": size},
-                                      numpy=(_NP_INPUT.format(shape="n"), np_op), target=None),
+                                      numpy=(_NP_INPUT.format(shape="n"), np_op), target=None,
+                                      work=work),
       f"jit({op}) {label}": Workload("time", setup + f"f = jax.jit(lambda x: {jnp_op})",
-                                     "f(x)", {"n": size}),
+                                     "f(x)", {"n": size}, work=work),
   }
 
 
@@ -151,38 +177,44 @@ WORKLOADS = {
         "time", _INPUT.format(shape="n") + "f = jax.jit(jax.nn.selu)", "f(x)", {"n": 10**6},
         numpy=(_NP_INPUT.format(shape="n"),
                "np.float32(1.0507009873554805) * np.where("
-               "x > 0, x, np.float32(1.6732632423543772) * np.expm1(x))")),
+               "x > 0, x, np.float32(1.6732632423543772) * np.expm1(x))"),
+        work=_streamed(2)),
     "14-op elementwise chain f32[1e7]": Workload(
         "time", _INPUT.format(shape="n") + _CHAIN + "f = jax.jit(chain)", "f(x)", {"n": 10**7},
         numpy=(_NP_INPUT.format(shape="n") + _CHAIN.replace("jnp.", "np."), "chain(x)"),
-        slow=True),
+        slow=True, work=_streamed(2)),
     "sum axis 1 f32[4096,4096]": Workload(
         "time", _INPUT.format(shape="(n, n)") + "f = jax.jit(lambda x: jnp.sum(x, axis=1))",
-        "f(x)", {"n": 4096}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x.sum(axis=1)")),
+        "f(x)", {"n": 4096}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x.sum(axis=1)"),
+        work=lambda s: (4 * s["n"] * (s["n"] + 1), 0)),
     "sum axis 0 f32[4096,4096]": Workload(
         "time", _INPUT.format(shape="(n, n)") + "f = jax.jit(lambda x: jnp.sum(x, axis=0))",
-        "f(x)", {"n": 4096}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x.sum(axis=0)")),
+        "f(x)", {"n": 4096}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x.sum(axis=0)"),
+        work=lambda s: (4 * s["n"] * (s["n"] + 1), 0)),
     "logsumexp last axis f32[4096,1024]": Workload(
         "time", _INPUT.format(shape="(n, m)") + "f = jax.jit(lambda x: jax.nn.logsumexp(x, -1))",
         "f(x)", {"n": 4096, "m": 1024},
         numpy=(_NP_INPUT.format(shape="(n, m)"),
-               "np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1)) + x.max(-1)")),
+               "np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1)) + x.max(-1)"),
+        work=lambda s: (4 * s["n"] * (s["m"] + 1), 0)),
     "matmul f32[1024]^2": Workload(
         "time", _INPUT.format(shape="(n, n)") + "f = jax.jit(lambda a: a @ a)", "f(x)",
         {"n": 1024}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x @ x"), contraction=1024,
-        target=(1.1, "numpy")),
+        target=(1.1, "numpy"), work=lambda s: (8 * s["n"] ** 2, 2 * s["n"] ** 3)),
     "jit(grad) MLP 784-512-10 b256": Workload(
-        "time", _MLP_JAX, "f(params, x, y)", {}, contraction=784),
+        "time", _MLP_JAX, "f(params, x, y)", {}, contraction=784, work=_mlp_work),
     "fori_loop 1e5 steps f32[16]": Workload(
         "time", _FORI, "f(x)", {"n": 10**5}, numpy=(_FORI_NP, "loop(x)"), slow=True,
         target=0.5),
     "scan RNN T=1000 H=128": Workload(
         "time", _RNN_JAX, "f(w, xs)", {"t": 1000, "n": 128}, numpy=(_RNN_NP, "rnn(w, xs)"),
-        contraction=128),
+        contraction=128, work=lambda s: (4 * s["n"] * (s["n"] + 2 * s["t"]),
+                                         2 * s["t"] * s["n"] ** 2)),
     "random.normal f32[1e7]": Workload(
         "time", "key = jax.random.PRNGKey(0)\n"
         "f = jax.jit(lambda key: jax.random.normal(key, (n,)))", "f(key)", {"n": 10**7},
-        numpy=(_RANDOM, "rng.standard_normal(n, dtype=np.float32)"), slow=True),
+        numpy=(_RANDOM, "rng.standard_normal(n, dtype=np.float32)"), slow=True,
+        work=_streamed(1)),
     "trivial jitted call": Workload(
         "time", "x = jnp.ones(8, jnp.float32)\nf = jax.jit(lambda x: x)", "f(x)", {}),
     **_eager_and_jit("jnp.sin", "np.sin(x)", 1000, "f32[1000]"),
@@ -373,13 +405,20 @@ def _verdict(workload, label, numba, results, other):
           f"{'met' if numba['min'] <= target * theirs['min'] else 'not met'}")
 
 
-def report(timed, firsts, compare, scale):
-  """The table (text) and the JSON rows."""
+def _of_limit(limit, res):
+  """The fraction of the machine's limit that the result `res` reaches (None unmeasured)."""
+  return limit / res["min"] if limit and res and "min" in res else None
+
+
+def report(timed, firsts, compare, scale, machine):
+  """The table (text) and the JSON rows; `machine`, `machine_limits()`."""
   other = compare[1] if compare else None
-  lines = [f"{'':58} {'numba':>10} {'':>10} {'':>6} {'reference':>10} {'numpy':>10} "
-           f"{other or '':>10}",
+  lines = [f"machine limits: memory bandwidth {machine['bandwidth'] / 1e9:.1f} GB/s (bytes "
+           f"read and written), float32 matmul {machine['sgemm'] / 1e9:.0f} GFLOP/s", "",
+           f"{'':58} {'numba':>10} {'':>10} {'':>6} {'reference':>10} {'numpy':>10} "
+           f"{other or '':>10} {'':>7} {'machine':>9} {'numba':>6}",
            f"{'workload':58} {'min':>10} {'median':>10} {'noise':>6} {'min':>10} {'min':>10} "
-           f"{'min' if other else '':>10} {'ratio':>7}  target"]
+           f"{'min' if other else '':>10} {'ratio':>7} {'limit':>9} {'at':>6}  target"]
   if scale != 1:
     lines.insert(0, f"(the sizes in the names scaled by {scale})")
   rows, errors = [], []
@@ -390,15 +429,21 @@ def report(timed, firsts, compare, scale):
     verdict = _verdict(WORKLOADS[name], label, numba, results, other)
     median = fmt_time(numba["median"]) if "median" in numba else "-"
     noise = f"{numba['noise']:6.0%}" if "noise" in numba else f"{'':6}"
+    limit = (WORKLOADS[name].limit(_sizes(WORKLOADS[name], scale), machine)
+             if WORKLOADS[name].kind == "time" else None)
+    at = _of_limit(limit, numba)
     lines.append(f"{label:58} {_cell(numba)} {median:>10} {noise} "
                  f"{_cell(results.get(REFERENCE))} {_cell(results.get(NUMPY))} "
                  f"{_cell(theirs) if other else '':>10} "
-                 f"{f'{ratio:.2f}x' if ratio else '-':>7}  {verdict}")
+                 f"{f'{ratio:.2f}x' if ratio else '-':>7} "
+                 f"{fmt_time(limit) if limit else '-':>9} {f'{at:.0%}' if at else '-':>6}  {verdict}")
     errors += [f"{label} ({impl}): {res['error']}" for impl, res in results.items()
                if res and "error" in res]
     rows.append({"name": label, "workload": name, "kind": WORKLOADS[name].kind,
                  "results": {impl: res for impl, res in results.items() if impl},
-                 "ratio": ratio, "target": verdict})
+                 "ratio": ratio, "target": verdict, "limit": limit,
+                 "of_limit": {impl: _of_limit(limit, res) for impl, res in results.items()
+                              if impl and _of_limit(limit, res)}})
   wholes = [f"{label:58} {fmt_time(numba['total_min']):>10} {fmt_time(theirs['total_min']):>10}"
              for label, _, results in _columns(timed, firsts, compare)
              for numba, theirs in [(results.get(NUMBA) or {}, results.get(other) or {})]
@@ -445,6 +490,7 @@ def main():
   names = select(WORKLOADS, args.only)
   timed_names = [n for n in names if WORKLOADS[n].kind == "time"]
   first_names = [n for n in names if WORKLOADS[n].kind == "first"]
+  machine = machine_limits()   # first, while no worker runs
   runs = [(impl, sys.executable) for impl in impls]
   if args.compare:
     runs.append((args.compare[1], args.compare[0]))
@@ -456,10 +502,11 @@ def main():
       timed[impl] = run_worker(python, __file__, worker_args, impl, show_progress=True) or {}
   firsts = _first_calls(impls, args.compare, first_names, scale,
                         args.repeats or (1 if args.quick else 3))
-  table, rows = report(timed, firsts, args.compare, scale)
+  table, rows = report(timed, firsts, args.compare, scale, machine)
   print(table)
   with open(args.json, "w") as f:
-    json.dump({"scale": scale, "quick": args.quick, "compare": args.compare, "rows": rows,
+    json.dump({"scale": scale, "quick": args.quick, "compare": args.compare,
+               "machine": machine, "rows": rows,
                "sizes": {n: _sizes(WORKLOADS[n], scale) for n in names}}, f, indent=1)
   print(f"results written to {args.json}", file=sys.stderr)
   plot_ratios(args.plot, [r["name"] for r in rows], {"numba": [r["ratio"] for r in rows]},

@@ -13,9 +13,10 @@ import os
 
 import numba
 import numpy as np
+from numba.core.runtime import nrt
 
 from refimpl import core, dtypes
-from numba_backend import cache, lower, rules  # noqa: F401 (rules registers the lowering rules)
+from numba_backend import cache, lower, memory, rules  # noqa: F401 (rules registers the lowering rules)
 
 
 def _source_digest():
@@ -38,6 +39,7 @@ def _source_digest():
 # or loads from its cache. The backend does it when it is loaded, as importing
 # jax loads XLA, so that the first program's call costs the program alone.
 numba.core.registry.cpu_target.target_context.refresh()
+memory.keep_freed_memory()   # for the next call's arrays, as XLA's allocator does
 
 VERSION = _source_digest()
 """Changes whenever generated code may change: part of every cache file's name."""
@@ -65,37 +67,49 @@ def compile(closed_jaxpr):
   source, dims, constants = lower.lower_program(jaxpr)
   text = _HEADER + source
   program = cache.program(text, hashlib.sha256(f"{VERSION}\0{text}".encode()).hexdigest()[:32])
-  in_storage = [_storage(v.aval) for v in jaxpr.invars]
-  out_avals = [core.physical_aval(a.aval) for a in jaxpr.outvars]
-  out_storage = [_storage(a) for a in out_avals]
+  in_storage = [_storage(v.aval)[0] for v in jaxpr.invars]
+  outputs = [(bool(aval.shape), *_storage(aval))
+             for aval in (core.physical_aval(v.aval) for v in jaxpr.outvars)]
 
   def run(*args):
-    data = [_argument(x, storage) for x, (storage, _) in zip(args, in_storage)]
-    outs = program(dims, *constants, *data)
-    return [_output(out, aval, storage, dtype, (*constants, *data))
-            for out, aval, (storage, dtype) in zip(outs, out_avals, out_storage)]
+    outs = program(dims, *constants, *map(_argument, args, in_storage))
+    return list(map(_output, outs, outputs))
 
   return run
 
 
 def _argument(x, storage):
   """`x` as the program takes it: C-contiguous, of its storage dtype, and
-  read-only (always, so that Numba compiles the program for one signature)."""
-  x = np.ascontiguousarray(x).view(storage)
-  x.flags.writeable = False
+  read-only (always, so that Numba compiles the program for one signature).
+  An array already so (an Array's data) is passed as it is."""
+  if not (type(x) is np.ndarray and x.dtype == storage and x.flags.c_contiguous
+          and not x.flags.writeable):
+    x = np.ascontiguousarray(x).view(storage)
+    x.flags.writeable = False
   return x
 
 
-def _output(out, aval, storage, dtype, inputs):
+def _allocated(out):
+  """Whether the program allocated the memory of its result `out`. Numba
+  returns an argument as the array it was given, and any other array as a
+  view of a MemInfo, whose parent is the argument it adopted for a view of
+  an argument and None for memory the program allocated."""
+  base = out.base
+  return type(base) is nrt.MemInfo and base.parent is None
+
+
+def _output(out, spec):
   """A result of the program as refimpl takes it: of its dtype, and
   read-only, so that refimpl's Array owns it without a copy; a result that
-  is (a view of) an input or a constant is copied first."""
-  if not aval.shape:   # a scalar (16-bit floats: their float32 value)
+  is (a view of) an input or a constant is copied first. `spec`: (whether
+  it has a shape, its storage dtype, its dtype)."""
+  shaped, storage, dtype = spec
+  if not shaped:   # a scalar (16-bit floats: their float32 value)
     out = np.asarray(out).astype(dtype)
   else:
-    if any(np.may_share_memory(out, x) for x in inputs):
+    if not _allocated(out):
       out = out.copy()
     if storage != dtype:
       out = out.view(dtype)
-  out.flags.writeable = False
+  out.setflags(write=False)
   return out

@@ -40,6 +40,10 @@ class LoweringError(NotImplementedError):
 
 ELEMENTWISE_RULES = {}   # primitive -> scalar rule
 RULES = {}   # primitive -> rule
+COSTLY = set()
+"""The elementwise primitives whose rules call a function per element (a
+transcendental or special function): threads run their loops from fewer
+elements (threads.min_elements)."""
 
 KEY_RULES = {}
 """primitive -> the rule of its equations on key arrays (key-typed
@@ -75,10 +79,12 @@ def lowering_of(primitive):
   return ", ".join(kinds) or None
 
 
-def register_elementwise(*primitives):
+def register_elementwise(*primitives, costly=False):
   def register(rule):
     for p in primitives:
       ELEMENTWISE_RULES[p] = rule
+      if costly:
+        COSTLY.add(p)
     return rule
   return register
 
@@ -170,19 +176,20 @@ class Lowering:
     finally:
       self.depth -= 1
 
-  def threads(self, count, elements):
+  def threads(self, count, elements, costly=False):
     """Whether a loop of `count` independent iterations over `elements`
-    elements in all, written here, is run by threads (`threads.py`): not
-    inside another such loop."""
-    return (threads.AVAILABLE and count > 1 and elements >= threads.MIN_ELEMENTS
+    elements in all (`costly` ones: see COSTLY), written here, is run by
+    threads (`threads.py`): not inside another such loop."""
+    return (threads.AVAILABLE and count > 1 and elements >= threads.min_elements(costly)
             and not self._in_threads)
 
   @contextlib.contextmanager
-  def loop(self, index, count, elements):
+  def loop(self, index, count, elements, costly=False):
     """Statements emitted inside the `with` go in the loop `for index in
     range(count)` (`count` static) of independent iterations over `elements`
-    elements in all: a `numba.prange` loop where threads run it."""
-    threaded = self.threads(count, elements)
+    elements in all (`costly` ones: see COSTLY): a `numba.prange` loop where
+    threads run it."""
+    threaded = self.threads(count, elements, costly)
     with self.block(f"for {index} in {'numba.prange' if threaded else 'range'}({self.dim(count)}):"):
       self.threaded |= threaded
       self._in_threads |= threaded
@@ -601,7 +608,7 @@ def _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat
   size = math.prod(shape[split:])
   row_size = lowering.dim(size)
   row = lowering.fresh("o")
-  with lowering.loop(row, math.prod(shape[:split]), math.prod(shape)):
+  with lowering.loop(row, math.prod(shape[:split]), math.prod(shape), _costly(eqns)):
     index, rest = [None] * split, row
     for axis in reversed(range(1, split)):   # the row's multi-index, row-major
       index[axis] = lowering.fresh("t")
@@ -626,6 +633,10 @@ def _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat
         local[v] = lowering.fresh("e")
         lowering.emit(f"{local[v]} = {read_element(f'{flat[x]}[{start}]', v.aval.dtype)}")
     _lower_elements(lowering, eqns, rows, written, local, size)
+
+
+def _costly(eqns):
+  return any(eqn.primitive in COSTLY for eqn in eqns)
 
 
 def _lower_elements(lowering, eqns, rows, written, scalars, size):
@@ -666,14 +677,15 @@ def _lower_elements(lowering, eqns, rows, written, scalars, size):
     body()
   unsure, lowering.unsure = lowering.unsure, None
   blocks = -(-size // _BLOCK)
-  if unsure or lowering.threads(blocks, size):   # a loop over blocks of elements
+  costly = _costly(eqns)
+  if unsure or lowering.threads(blocks, size, costly):   # a loop over blocks of elements
     fast = lowering.lines[start + 1:]
     del lowering.lines[start:]
     block, first, stop = lowering.fresh("b"), lowering.fresh("s"), lowering.fresh("n")
     # (unsigned indices: with a signed one not known to be >= 0 the element
     # accesses wrap negative indices around, which keeps LLVM from vectorizing)
     indices = f"range(np.uint64({first}), np.uint64({stop}))"
-    with lowering.loop(block, blocks, size):
+    with lowering.loop(block, blocks, size, costly):
       lowering.emit(f"{first} = {block} * {_BLOCK}")
       lowering.emit(f"{stop} = min({first} + {_BLOCK}, {count})")
       again = lowering.fresh("u")

@@ -1,7 +1,7 @@
 """Threads for the backend's large loops.
 
-A loop over at least `MIN_ELEMENTS` elements (an elementwise loop, the rows
-of a reduction) is a `numba.prange` loop, run by Numba's TBB threading
+A loop over at least `min_elements()` elements (an elementwise loop, the
+rows of a reduction) is a `numba.prange` loop, run by Numba's TBB threading
 layer, when that layer loads and Numba has more than one thread
 (NUMBA_NUM_THREADS, by default the number of cores). Its iterations are
 independent and each computes its elements in the serial loop's order, so
@@ -23,8 +23,24 @@ import os
 import numba
 
 MIN_ELEMENTS = 1 << 16
-"""The elements of a loop run by threads: below, the cost of starting a
-parallel loop (a few microseconds) is a large part of the loop's."""
+"""The elements of a loop run by threads where each calls a transcendental
+or special function (about a nanosecond per element): below, the cost of
+starting a parallel loop (a few microseconds) is a large part of the loop's."""
+
+MIN_PLAIN_ELEMENTS = 1 << 20
+"""The elements of any other loop run by threads. Its elements take a
+fraction of a nanosecond while its arrays stay in the caches: below, two
+threads gain at most tens of microseconds a call (x + y on 2^18 float32
+elements: 33 us serial, 20 us threaded), and a program with parallel loops
+takes about 0.5 s longer to compile (once per machine: the disk cache). Over
+larger arrays, one core does not reach the memory's bandwidth (2^22: 1.7 ms
+serial, 0.7 ms threaded)."""
+
+
+def min_elements(costly):
+  """The elements from which a loop is run by threads (`costly`: its elements
+  call a transcendental or special function)."""
+  return MIN_ELEMENTS if costly else MIN_PLAIN_ELEMENTS
 
 
 def _load_tbb():

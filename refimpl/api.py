@@ -5,6 +5,8 @@ ShapedArray, and looks up a cache keyed by (avals, static arguments, tree
 structure, tracing config). On a miss it traces `f` to a ClosedJaxpr. The
 call itself is one application of the `jit` primitive, whose params hold the
 jaxpr; evaluated eagerly it hands the jaxpr to a backend, traced it nests.
+A repeated eager call on Arrays goes straight to the compiled program
+(`_EagerCall`, machinery only: the same program and results).
 `jit(f).trace(*args)` / `.lower(*args)` give JAX's ahead-of-time stages
 (`Traced`, `Lowered`, `Compiled`), and `make_jaxpr(f)` is
 `jit(f).trace(*args).jaxpr`, as in JAX.
@@ -240,6 +242,36 @@ def _flatten_args(args, kwargs):
 _ARRAY_ARGS_TREES = {}  # n -> the tree of n array arguments and no keywords
 
 
+class _EagerCall:
+  """A jitted function's eager call on Arrays, once traced and compiled: its
+  program, consts and output types, called directly on later calls with
+  arguments of the same avals, in the same tracing config and backend
+  (machinery: the results are those of tracing again, finding the trace
+  in the cache and binding jit_p eagerly)."""
+
+  __slots__ = ("program", "consts", "out_avals", "out_tree")
+
+  def __init__(self, closed, backend, out_tree):
+    self.program = jit_p._compile(closed, backend)
+    self.consts = [core.to_numpy(c) for c in closed.consts]
+    self.out_avals, self.out_tree = closed.out_avals, out_tree
+
+  def __call__(self, args):
+    values = [a._value for a in args]
+    outs = _run_program(self.program, self.consts, values)
+    return tree_util.tree_unflatten(self.out_tree, [
+        core._result_array(jit_p, out, aval, values) for out, aval in zip(outs, self.out_avals)])
+
+
+@np.errstate(all="ignore")  # as jit_p's impl runs: NaN/inf results are values, not warnings
+def _run_program(program, consts, values):
+  return program(*consts, *values)
+
+
+_eager_calls = weakref.WeakKeyDictionary()   # fun -> {_eager_key: _EagerCall}
+_NO_CALLS = {}
+
+
 class JitFunction:
   """The callable `jit(f)` returns."""
 
@@ -329,11 +361,40 @@ class JitFunction:
   def __call__(self, *args, **kwargs):
     if config.jax_disable_jit:
       return self.fun(*args, **kwargs)
+    eager = None if kwargs or self.static_argnums or self.static_argnames else \
+        self._eager_key(args)
+    if eager is not None:
+      call = _eager_calls.get(self.fun, _NO_CALLS).get(eager)
+      if call is not None:
+        return call(args)
     closed, _, out_tree, leaves = self._trace(args, kwargs)
     closed, tracer_consts = pe.split_tracer_consts(closed)
     outs = jit_p.bind(*tracer_consts, *leaves, jaxpr=closed, name=self.__name__,
                       backend=self.backend)
+    if eager is not None and not tracer_consts:
+      calls = _eager_calls.get(self.fun)
+      if calls is None:
+        calls = _eager_calls.setdefault(self.fun, {})
+      calls[eager] = _EagerCall(closed, eager[0], out_tree)
     return tree_util.tree_unflatten(out_tree, outs)
+
+  def _eager_key(self, args):
+    """For a call on Arrays only, outside every transformation and float
+    check, the key of its `_EagerCall`: (backend, its compile function,
+    tracing config, the arguments' avals); None for any other call."""
+    if (type(core.current_trace()) is not core.EvalTrace or core.axis_env()
+        or config.checking_floats):
+      return None
+    array = core._array_type()
+    for a in args:
+      if type(a) is not array:
+        return None
+    backend = self.backend or config.backend
+    try:
+      compile = backends.get_backend(backend)
+    except (ValueError, RuntimeError):   # raised where the call binds jit_p
+      return None
+    return (backend, compile, config.trace_state(), *[a.aval for a in args])
 
   # --- ahead-of-time stages (JAX's jax.stages): trace -> lower -> compile ---
 
@@ -354,6 +415,7 @@ class JitFunction:
   def clear_cache(self):
     """Forgets the cached traces of this function."""
     _trace_cache.pop(self.fun, None)
+    _eager_calls.pop(self.fun, None)
 
   def _cache_size(self):
     return len(_trace_cache.get(self.fun, {}))
@@ -621,6 +683,7 @@ def clear_caches():
   """Forgets every cached trace and compiled program; later jit calls trace
   and compile again."""
   _trace_cache.clear()
+  _eager_calls.clear()
   jit_p._compiled.clear()
   jit_p._programs.clear()
 

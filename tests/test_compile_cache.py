@@ -4,6 +4,7 @@ consts have new values (a function closing over new weights) reuses it."""
 
 
 import numpy as np
+import pytest
 
 import refimpl as jax
 import refimpl.numpy as jnp
@@ -70,3 +71,44 @@ def test_a_backend_registered_again_compiles_anew():
       "reregistered", lambda c: compiled.append(c) or backends.compile_reference(c))
   assert g(1.0) == 0.0
   assert len(compiled) == 1
+
+
+def test_eager_calls_on_arrays_follow_every_setting(counting_backend):
+  """Repeated eager calls on Arrays skip tracing and the cache lookups (the
+  program is called directly), and still see what changed in between:
+  argument types, x64, debug_nans, the backend and a backend registered
+  again; under a transformation the function is traced."""
+  traces = []
+
+  def fun(x):
+    traces.append(x)
+    return jnp.log(x) + 1.5
+
+  f = jax.jit(fun)
+  ints, floats = jnp.asarray(np.arange(3, dtype=np.int32)), jnp.asarray(np.float32([1, -1]))
+  for _ in range(3):
+    assert f(ints).dtype == np.float32
+  assert len(traces) == len(counting_backend) == 1
+  f(floats)
+  assert len(counting_backend) == 2
+  with jax.config.option("jax_enable_x64", True):
+    assert f(ints).dtype == np.float64
+  assert f(ints).dtype == np.float32
+  assert np.isnan(f(floats)[1])
+  with jax.config.option("jax_debug_nans", True), \
+       pytest.raises(FloatingPointError, match="op by op"):
+    f(floats)
+  assert len(counting_backend) == 3
+  compiled = []
+  backends.register_backend(
+      "compile-counting-again", lambda c: compiled.append(c) or backends.compile_reference(c))
+  with jax.config.option("backend", "compile-counting-again"):
+    f(ints)
+    backends.register_backend(
+        "compile-counting-again", lambda c: compiled.append(c) or backends.compile_reference(c))
+    f(ints)
+  assert len(compiled) == 2
+  np.testing.assert_allclose(jax.grad(lambda x: f(x).sum())(floats[:1]), [1.0])
+  f.clear_cache()
+  f(ints)
+  assert len(traces) == 5   # ints, floats, ints with x64, under grad, after clearing

@@ -275,7 +275,7 @@ def _named(ctx, expr):
   return name
 
 
-@register_elementwise(lax.pow_p)
+@register_elementwise(lax.pow_p, costly=True)
 def _pow(ctx, x, y):
   dtype = _dtype(ctx)
   if dtypes.is_complex(dtype):
@@ -523,10 +523,10 @@ for _primitive, _function in [
     (lax.atan_p, "np.arctan"), (lax.sinh_p, "np.sinh"), (lax.cosh_p, "np.cosh"),
     (lax.asinh_p, "np.arcsinh"), (lax.acosh_p, "np.arccosh"), (lax.atanh_p, "np.arctanh"),
     (lax.cbrt_p, "np.cbrt")]:
-  register_elementwise(_primitive)(_float64_function(_function))
+  register_elementwise(_primitive, costly=True)(_float64_function(_function))
 
 
-@register_elementwise(lax.atan2_p)
+@register_elementwise(lax.atan2_p, costly=True)
 def _atan2(ctx, x, y):
   dtype = _dtype(ctx)
   if dtypes.is_complex(dtype):

@@ -623,10 +623,10 @@ for _primitive, _fn in [
     (lax.igamma_grad_a_p, igamma_grad_a), (lax.random_gamma_grad_p, random_gamma_grad),
     (lax.bessel_i0e_p, bessel_i0e), (lax.bessel_i1e_p, bessel_i1e), (lax.erf_p, erf),
     (lax.erfc_p, erfc), (lax.regularized_incomplete_beta_p, regularized_incomplete_beta)]:
-  register_elementwise(_primitive)(_float64_rule(_fn))
+  register_elementwise(_primitive, costly=True)(_float64_rule(_fn))
 
 
-@register_elementwise(lax.erf_inv_p)
+@register_elementwise(lax.erf_inv_p, costly=True)
 def _erf_inv(ctx, x):
   dtype = np.dtype(ctx.avals_out[0].dtype)
   if dtype == np.float64:

@@ -11,7 +11,7 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT = {"test_cache.py", "test_calls.py", "test_checked.py", "test_control_flow.py",
            "test_host.py", "test_indexing_bounds.py", "test_random_programs.py",
-           "test_threads.py"}
+           "test_memory.py", "test_threads.py"}
 
 
 def pytest_collection_modifyitems(config, items):

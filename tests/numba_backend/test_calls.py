@@ -138,3 +138,20 @@ def test_equations_nothing_reads():
     closed = jax.make_jaxpr(program)(x)
     assert any(e.primitive.name == "broadcast_in_dim" for e in closed.jaxpr.eqns)
     assert_same([program(x)], compile_program(closed)(x))
+
+
+def test_results_own_their_data():
+  """A result that is an argument, a view of one or a const is a copy: writing
+  the NumPy arguments afterwards leaves it as it was. Every result is
+  read-only, new ones too."""
+  const = np.arange(4.0, dtype=np.float32)
+  f = jax.jit(lambda x: (x, x.reshape(2, 3), x[1:], jnp.asarray(const), x * 2.0),
+              backend="numba")
+  x = np.arange(6.0, dtype=np.float32)
+  results = f(x)
+  before = [np.array(r) for r in results]
+  x[:] = -1.0
+  const[:] = -1.0
+  for r, b in zip(results, before):
+    np.testing.assert_array_equal(np.asarray(r), b)
+    assert not np.asarray(r).flags.writeable

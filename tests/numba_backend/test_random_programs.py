@@ -919,7 +919,9 @@ def test_random_programs_agree(flavour, data):
   if flavour != "threads":
     run_instances(data, builder, program, types)
     return
-  with mock.patch.object(threads, "AVAILABLE", True), mock.patch.object(threads, "MIN_ELEMENTS", 1):
+  with mock.patch.object(threads, "AVAILABLE", True), \
+       mock.patch.object(threads, "MIN_ELEMENTS", 1), \
+       mock.patch.object(threads, "MIN_PLAIN_ELEMENTS", 1):
     run_instances(data, builder, program, types)
 
 

@@ -44,18 +44,22 @@ def test_tbb_layer_chosen_where_installed():
     assert numba.threading_layer() == "tbb"
 
 
-@pytest.mark.parametrize("size", [threads.MIN_ELEMENTS // 4, threads.MIN_ELEMENTS * 2 + 64])
+@pytest.mark.parametrize("size", [threads.MIN_ELEMENTS // 4, threads.MIN_ELEMENTS * 2 + 64,
+                                  threads.MIN_PLAIN_ELEMENTS * 2 + 64])
 def test_loops_threaded_from_the_threshold(size):
-  """Loops over MIN_ELEMENTS elements or more are prange loops (the
-  program compiled with parallel options), smaller ones are not. The
+  """Loops over MIN_ELEMENTS elements or more that call a transcendental
+  function (selu's) are prange loops, other loops from MIN_PLAIN_ELEMENTS
+  (the program compiled with parallel options), smaller ones are not. The
   largest loop of `_programs` is the window sum's, over about twice as
   many elements as x has."""
   source = _source(np.ones(size, np.float32))
-  threaded = threads.AVAILABLE and size >= threads.MIN_ELEMENTS
-  assert ("parallel=" in source) == threaded
+  costly = threads.AVAILABLE and size >= threads.MIN_ELEMENTS
+  plain = threads.AVAILABLE and size >= threads.MIN_PLAIN_ELEMENTS
+  assert ("parallel=" in source) == costly
   # every loop but those rounding the reductions' results: the 2 over
-  # elements (selu and x * 2 - 1 are one), 1 over rows, the 4 reductions'
-  assert source.count("numba.prange") == (7 if threaded else 0)
+  # elements (selu and x * 2 - 1 are one, the costly one), 1 over rows,
+  # the 4 reductions'
+  assert source.count("numba.prange") == (7 if plain else 1 if costly else 0)
 
 
 @pytest.mark.skipif(not threads.AVAILABLE, reason="no threads: the serial loops are tested elsewhere")

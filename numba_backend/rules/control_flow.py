@@ -35,25 +35,66 @@ def _variables(ctx, values, avals):
   return names
 
 
-def _carry_buffers(ctx, body, avals):
-  """Where the loop body `body` (a ClosedJaxpr whose first outputs are the
-  new carry, of physical `avals`) computes each array of the new carry in
-  a fused loop (a new array each time): two arrays per array carry, which
-  the body writes into by turns, as `destinations` ({i: name}) for
-  `inline`, and the statement swapping them; else ({}, None). A carry then
-  never holds an array written at the iteration before last (no carry can
-  be a view of another), so the array written holds no value still read."""
+_SMALL_CARRY = 1024
+"""The elements in all of a loop's array carries up to which they are
+copied in place after each iteration rather than rebound (`_carried`)."""
+
+
+def _carried(ctx, body, carry, avals):
+  """How the variables `carry` (of physical `avals`) of a loop whose body is
+  `body` (a ClosedJaxpr whose first outputs are the new carry) take the new
+  carry: (`destinations` ({i: name}) for `inline`, `update(new)`, which
+  emits the statements giving them the values named `new`).
+
+  Where the body computes each array of the new carry in a fused loop (a
+  new array each time), it writes into arrays made once, before the loop:
+  - small carries (at most _SMALL_CARRY elements in all): one array each,
+    copied into the carry's own array (a copy of its initial value) after
+    each iteration; the variables keep their arrays, since rebinding an
+    array variable costs Numba's reference counting (about 10 ns an
+    iteration), more than copying a small array;
+  - larger ones: two arrays each, which the body writes into by turns, the
+    variables rebound to the one written.
+  A carry then never holds an array written at the iteration before last (no
+  carry can be a view of another), so the array written holds no value
+  still read. Otherwise the variables are rebound to the body's outputs."""
   outs = body.jaxpr.outvars[:len(avals)]
   arrays = [k for k, aval in enumerate(avals) if aval.shape]
   producers = {v: eqn for eqn in body.jaxpr.eqns for v in eqn.outvars}
   if not arrays or len({outs[k] for k in arrays}) < len(arrays) or not all(
       isinstance(outs[k], Var) and outs[k] in producers and fusible(producers[outs[k]])
       for k in arrays):
-    return {}, None
+    return {}, lambda new: _assign(ctx, carry, new, avals)
+  if sum(math.prod(avals[k].shape) for k in arrays) <= _SMALL_CARRY:
+    written = {k: ctx.empty(avals[k]) for k in arrays}
+    copies = []   # (the carry's flat array, the written one's), views made once
+    for k in arrays:
+      ctx.emit(f"{carry[k]} = {carry[k]}.copy()")
+      copies.append(tuple(_flat_once(ctx, name, avals[k]) for name in (carry[k], written[k])))
+    scalars = [k for k in range(len(avals)) if k not in written]
+
+    def copy_back(new):
+      _assign(ctx, [carry[k] for k in scalars], [new[k] for k in scalars],
+              [avals[k] for k in scalars])
+      for own, new_value in copies:
+        ctx.emit(f"{ctx.function(store_row)}({own}, 0, {new_value})")
+    return written, copy_back
   first = {k: ctx.empty(avals[k]) for k in arrays}
   second = [ctx.empty(avals[k]) for k in arrays]
   names = [*first.values(), *second]
-  return first, f"{', '.join(names)} = {', '.join(second + list(first.values()))}"
+  swap = f"{', '.join(names)} = {', '.join(second + list(first.values()))}"
+
+  def rebind(new):
+    _assign(ctx, carry, new, avals)
+    ctx.emit(swap)
+  return first, rebind
+
+
+def _flat_once(ctx, name, aval):
+  """A variable holding a flat view of the array `name`."""
+  flat = ctx.fresh("f")
+  ctx.emit(f"{flat} = {ctx.flat(name, aval)}")
+  return flat
 
 
 @register(cond_p)
@@ -102,7 +143,8 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   avals = [physical_aval(a) for a in ctx.avals_out]
   carry = _variables(ctx, init, avals)
   (pred_aval,) = cond_jaxpr.out_avals
-  destinations, swap = ({}, None) if pred_aval.shape else _carry_buffers(ctx, body_jaxpr, avals)
+  destinations, update = (({}, lambda new: _assign(ctx, carry, new, avals)) if pred_aval.shape
+                          else _carried(ctx, body_jaxpr, carry, avals))
   with ctx.lowering.block("while True:"):
     (pred,) = inline(ctx, cond_jaxpr, [*cconsts, *carry])
     if pred_aval.shape:
@@ -118,9 +160,7 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
                  f"{ctx.flat(c, aval)}, {out_flat})")
         masked.append(out)
       new = masked
-    _assign(ctx, carry, new, avals)
-    if swap:
-      ctx.emit(swap)
+    update(new)
   return carry
 
 
@@ -142,11 +182,9 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
   avals = [physical_aval(a) for a in ctx.avals_out]
   carry_avals, y_avals = avals[:num_carry], avals[num_carry:]
   carry = _variables(ctx, init, carry_avals)
-  destinations, swap = _carry_buffers(ctx, jaxpr, carry_avals)
+  destinations, update = _carried(ctx, jaxpr, carry, carry_avals)
   ys = [ctx.empty(aval) for aval in y_avals]
-  y_flats = [ctx.fresh("f") for _ in ys]
-  for flat, y, aval in zip(y_flats, ys, y_avals):
-    ctx.emit(f"{flat} = {ctx.flat(y, aval)}")
+  y_flats = [_flat_once(ctx, y, aval) for y, aval in zip(ys, y_avals)]
   x_avals = [physical_aval(a) for a in ctx.avals_in[num_consts + num_carry:]]
   n, step, i = ctx.dim(length), ctx.fresh("j"), ctx.fresh("i")
   with ctx.lowering.block(f"for {step} in range({n}):"):
@@ -161,7 +199,5 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
         ctx.emit(f"{ctx.function(store_row)}({flat}, {i} * {size}, {ctx.flat(out, row)})")
       else:
         ctx.emit(f"{flat}[{i}] = {element_to_store(out, aval.dtype)}")
-    _assign(ctx, carry, outs[:num_carry], carry_avals)
-    if swap:
-      ctx.emit(swap)
+    update(outs[:num_carry])
   return [*carry, *ys]

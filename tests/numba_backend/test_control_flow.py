@@ -109,13 +109,17 @@ def test_bool_carries_and_branches():
     check(f, np.array([True, False]), np.int32(n))
 
 
+@pytest.mark.parametrize("large", [False, True])
 @SETTINGS
 @given(data=st.data(), n=st.integers(0, 5), reverse=st.booleans())
-def test_carries_written_into_alternating_arrays(data, n, reverse):
-  """Loops whose new carries are fused loops' results write them into two
-  arrays per carry by turns: each step reads the carries of the step
-  before (both of them, and in its ys), never the array it writes."""
-  shape = data.draw(cst.shapes(min_dims=1, max_dims=2, min_side=1, max_side=3))
+def test_carries_written_into_arrays_of_their_own(large, data, n, reverse):
+  """Loops whose new carries are fused loops' results write them into arrays
+  made before the loop: small carries into one array each, copied into the
+  carries' own arrays after each step; large ones (over 1024 elements in
+  all) into two arrays per carry by turns. Each step reads the carries of
+  the step before (both of them, and in its ys), never the array it writes."""
+  shape = (17, 32) if large else data.draw(cst.shapes(min_dims=1, max_dims=2, min_side=1,
+                                                      max_side=3))
   xs = data.draw(cst.bounded_arrays(np.float32, (n, *shape), bound=2.0))
 
   def f(xs, a, b):

@@ -129,13 +129,15 @@ class Workload:
   (the check's tolerance); `work`, a function of the sizes giving (bytes,
   flops): the bytes a call must read and write at least, and its float
   operations where BLAS-like products dominate it (the machine's limit is
-  the longer of their times at the measured bandwidth and sgemm rate)."""
+  the longer of their times at the measured bandwidth and sgemm rate);
+  `bound`, a function of the run (`_Run`) and the sizes saying what bounds
+  the workload where its target is not met, with the run's figures."""
 
   def __init__(self, kind, setup, stmt, sizes, numpy=None, target=1, slow=False,
-               contraction=None, work=None):
+               contraction=None, work=None, bound=None):
     self.kind, self.setup, self.stmt, self.sizes = kind, setup, stmt, sizes
     self.numpy, self.target, self.slow = numpy, target, slow
-    self.contraction, self.work = contraction, work
+    self.contraction, self.work, self.bound = contraction, work, bound
 
   def limit(self, sizes, machine):
     """The least time the machine (`machine_limits`) allows a call, or None."""
@@ -159,7 +161,7 @@ def _mlp_work(s, batch=256, inputs=784, hidden=512, outputs=10):
           2 * batch * (2 * inputs * hidden + 3 * hidden * outputs))
 
 
-def _eager_and_jit(op, np_op, size, label):
+def _eager_and_jit(op, np_op, size, label, bound=None):
   """The rows "eager OP" and "jit(OP)" (a single primitive in a compiled program)."""
   setup, jnp_op = _INPUT.format(shape="n"), np_op.replace("np.", "jnp.")
   work = _streamed(1 if "sum" in op else 2)
@@ -168,8 +170,97 @@ def _eager_and_jit(op, np_op, size, label):
                                       numpy=(_NP_INPUT.format(shape="n"), np_op), target=None,
                                       work=work),
       f"jit({op}) {label}": Workload("time", setup + f"f = jax.jit(lambda x: {jnp_op})",
-                                     "f(x)", {"n": size}, work=work),
+                                     "f(x)", {"n": size}, work=work, bound=bound),
   }
+
+
+NUMBA, REFERENCE, NUMPY = "numba", "reference", "numpy"
+"""The implementations this project runs (the one compared with is the command line's)."""
+
+
+class _Run:
+  """A run's minimums, for the bounds' texts: `min(label, impl)` (seconds, or
+  None where not measured) of the report's rows, and the machine's limits."""
+
+  def __init__(self, rows, other, machine, scale):
+    self.rows, self.other, self.machine, self.scale = rows, other, machine, scale
+
+  def sizes(self, label):
+    return _sizes(WORKLOADS[label], self.scale)
+
+  def min(self, label, impl=NUMBA):
+    res = self.rows.get(label, {}).get(self.other if impl == "other" else impl) or {}
+    return res.get("min")
+
+  def per(self, label, count, impl=NUMBA, unit=1e-9):
+    """`label`'s time over `count` (elements, steps) in `unit`s (ns by
+    default; None where not measured)."""
+    t = self.min(label, impl)
+    return None if t is None else t / count / unit
+
+  def gbs(self, label, nbytes, impl=NUMBA):
+    t = self.min(label, impl)
+    return None if t is None else nbytes / t / 1e9
+
+
+def _figures(template, **values):
+  """`template` filled with `values` (floats with 2 digits), or a note where one is missing."""
+  missing = [k for k, v in values.items() if v is None]
+  if missing:
+    return f"(not measured in this run: {', '.join(missing)})"
+  return template.format(**{k: f"{v:.2f}" if isinstance(v, float) else v
+                            for k, v in values.items()})
+
+
+_TRANSCENDENTAL = ("float32 transcendentals are float64 polynomials whose rounding is "
+                   "checked, for the reference's bits (docs/backends.md): 8 lanes of a "
+                   "512-bit vector where XLA's float32 code (not correctly rounded) has 16; "
+                   "jit(jnp.exp) f32[1e6]: {exp} ns an element, JAX {exp_jax}")
+
+
+def _transcendental(extra=""):
+  def bound(run, s):
+    n = run.sizes("jit(jnp.exp) f32[1e6]")["n"]
+    return _figures(_TRANSCENDENTAL + extra, exp=run.per("jit(jnp.exp) f32[1e6]", n),
+                    exp_jax=run.per("jit(jnp.exp) f32[1e6]", n, "other"))
+  return bound
+
+
+def _sum_bound(label, elements, extra=""):
+  """The bound of the sum `label` over `elements(sizes)` float32 elements."""
+  def bound(run, s):
+    nbytes = 4 * elements(s)
+    return _figures(
+      "the additions follow NumPy's pairwise order (the reference's bits); numba reads "
+      "{ours} GB/s, JAX {theirs} GB/s (from the caches too); the machine's copy moves "
+        "{bandwidth} GB/s" + extra, ours=run.gbs(label, nbytes),
+        theirs=run.gbs(label, nbytes, "other"), bandwidth=run.machine["bandwidth"] / 1e9)
+  return bound
+
+
+def _first_call_bound(run, s):
+  return _figures(
+      "Numba's compiler: the smallest program (jit(jnp.sin) f32[1000]) takes {sin} s cold, "
+      "{times}x JAX's whole cold first call of selu; a program with parallel loops takes "
+      "about 0.5 s more (Numba's parfor passes), one with many loops seconds",
+      sin=run.min("first call: jit(jnp.sin) f32[1000], cold cache"),
+      times=(run.min("first call: jit(jnp.sin) f32[1000], cold cache") or 0)
+      / (run.min("first call: jit(selu) f32[1e6], cold cache", "other") or float("inf")) or None)
+
+
+def _mlp_bound(run, s):
+  matmul = run.min("matmul f32[1024]^2")
+  rate = matmul and 2 * run.sizes("matmul f32[1024]^2")["n"] ** 3 / matmul
+  flops = _mlp_work(s)[1]
+  return _figures(
+      "its products (about {mflop} MFLOP) run on OpenBLAS (SciPy's, through Numba): at this "
+      "run's OpenBLAS rate ({rate} GFLOP/s, from the matmul f32[1024]^2 row) they alone take "
+      "{least} ms; JAX's whole call takes {jax} ms (XLA's own sgemm: matmul {mm_jax} ms "
+      "against OpenBLAS's {mm} ms)",
+      mflop=flops / 1e6, rate=rate and rate / 1e9, least=rate and flops / rate * 1e3,
+      jax=(run.min("jit(grad) MLP 784-512-10 b256", "other") or 0) * 1e3 or None,
+      mm_jax=(run.min("matmul f32[1024]^2", "other") or 0) * 1e3 or None,
+      mm=matmul and matmul * 1e3)
 
 
 WORKLOADS = {
@@ -178,7 +269,7 @@ WORKLOADS = {
         numpy=(_NP_INPUT.format(shape="n"),
                "np.float32(1.0507009873554805) * np.where("
                "x > 0, x, np.float32(1.6732632423543772) * np.expm1(x))"),
-        work=_streamed(2)),
+        work=_streamed(2), bound=_transcendental()),
     "14-op elementwise chain f32[1e7]": Workload(
         "time", _INPUT.format(shape="n") + _CHAIN + "f = jax.jit(chain)", "f(x)", {"n": 10**7},
         numpy=(_NP_INPUT.format(shape="n") + _CHAIN.replace("jnp.", "np."), "chain(x)"),
@@ -186,58 +277,87 @@ WORKLOADS = {
     "sum axis 1 f32[4096,4096]": Workload(
         "time", _INPUT.format(shape="(n, n)") + "f = jax.jit(lambda x: jnp.sum(x, axis=1))",
         "f(x)", {"n": 4096}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x.sum(axis=1)"),
-        work=lambda s: (4 * s["n"] * (s["n"] + 1), 0)),
+        work=lambda s: (4 * s["n"] * (s["n"] + 1), 0),
+        bound=_sum_bound("sum axis 1 f32[4096,4096]", lambda s: s["n"] ** 2)),
     "sum axis 0 f32[4096,4096]": Workload(
         "time", _INPUT.format(shape="(n, n)") + "f = jax.jit(lambda x: jnp.sum(x, axis=0))",
         "f(x)", {"n": 4096}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x.sum(axis=0)"),
-        work=lambda s: (4 * s["n"] * (s["n"] + 1), 0)),
+        work=lambda s: (4 * s["n"] * (s["n"] + 1), 0),
+        bound=_sum_bound("sum axis 0 f32[4096,4096]", lambda s: s["n"] ** 2,
+                         ", adding each row into the results' row in order")),
     "logsumexp last axis f32[4096,1024]": Workload(
         "time", _INPUT.format(shape="(n, m)") + "f = jax.jit(lambda x: jax.nn.logsumexp(x, -1))",
         "f(x)", {"n": 4096, "m": 1024},
         numpy=(_NP_INPUT.format(shape="(n, m)"),
                "np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1)) + x.max(-1)"),
-        work=lambda s: (4 * s["n"] * (s["m"] + 1), 0)),
+        work=lambda s: (4 * s["n"] * (s["m"] + 1), 0),
+        bound=_transcendental("; and exp(x - max) is stored and read again by the sum: "
+                              "reductions do not fuse the elementwise work before them")),
     "matmul f32[1024]^2": Workload(
         "time", _INPUT.format(shape="(n, n)") + "f = jax.jit(lambda a: a @ a)", "f(x)",
         {"n": 1024}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x @ x"), contraction=1024,
         target=(1.1, "numpy"), work=lambda s: (8 * s["n"] ** 2, 2 * s["n"] ** 3)),
     "jit(grad) MLP 784-512-10 b256": Workload(
-        "time", _MLP_JAX, "f(params, x, y)", {}, contraction=784, work=_mlp_work),
+        "time", _MLP_JAX, "f(params, x, y)", {}, contraction=784, work=_mlp_work,
+        bound=_mlp_bound),
     "fori_loop 1e5 steps f32[16]": Workload(
         "time", _FORI, "f(x)", {"n": 10**5}, numpy=(_FORI_NP, "loop(x)"), slow=True,
-        target=0.5),
+        target=0.5, bound=lambda run, s: _figures(
+            "{ours} ns a step (JAX {theirs}): each step runs the body's loop over 16 "
+            "elements, whose count is a value read at run time (one program serves every "
+            "shape), which LLVM's vector loop (64 floats an iteration) leaves to its "
+            "scalar remainder, and copies the carry back",
+            ours=run.per("fori_loop 1e5 steps f32[16]", s["n"]),
+            theirs=run.per("fori_loop 1e5 steps f32[16]", s["n"], "other"))),
     "scan RNN T=1000 H=128": Workload(
         "time", _RNN_JAX, "f(w, xs)", {"t": 1000, "n": 128}, numpy=(_RNN_NP, "rnn(w, xs)"),
         contraction=128, work=lambda s: (4 * s["n"] * (s["n"] + 2 * s["t"]),
-                                         2 * s["t"] * s["n"] ** 2)),
+                                         2 * s["t"] * s["n"] ** 2),
+        bound=lambda run, s: _figures(
+            "{ours} us a step (JAX {theirs}): a 128x128 matrix-vector product through "
+            "OpenBLAS and a tanh over 128 elements per step",
+            ours=run.per("scan RNN T=1000 H=128", s["t"], unit=1e-6),
+            theirs=run.per("scan RNN T=1000 H=128", s["t"], "other", unit=1e-6))),
     "random.normal f32[1e7]": Workload(
         "time", "key = jax.random.PRNGKey(0)\n"
         "f = jax.jit(lambda key: jax.random.normal(key, (n,)))", "f(key)", {"n": 10**7},
         numpy=(_RANDOM, "rng.standard_normal(n, dtype=np.float32)"), slow=True,
-        work=_streamed(1)),
+        work=_streamed(1), bound=lambda run, s: _figures(
+            "{ours} ns an element (JAX {theirs}): threefry2x32's bits, bit for bit JAX's, "
+            "then erf_inv, in one loop; no bound established beyond the arithmetic",
+            ours=run.per("random.normal f32[1e7]", s["n"]),
+            theirs=run.per("random.normal f32[1e7]", s["n"], "other"))),
     "trivial jitted call": Workload(
-        "time", "x = jnp.ones(8, jnp.float32)\nf = jax.jit(lambda x: x)", "f(x)", {}),
+        "time", "x = jnp.ones(8, jnp.float32)\nf = jax.jit(lambda x: x)", "f(x)", {},
+        bound=lambda run, s: _figures(
+            "a call runs Python (the cache key, Numba's dispatcher, the result's Array): "
+            "{ours} us, where JAX's C++ dispatch takes {theirs} us; jit(x + x) f32[1000] "
+            "takes {add} us",
+            ours=(run.min("trivial jitted call") or 0) * 1e6 or None,
+            theirs=(run.min("trivial jitted call", "other") or 0) * 1e6 or None,
+            add=(run.min("jit(x + x) f32[1000]") or 0) * 1e6 or None)),
     **_eager_and_jit("jnp.sin", "np.sin(x)", 1000, "f32[1000]"),
     **_eager_and_jit("jnp.sin", "np.sin(x)", 10**6, "f32[1e6]"),
+    **_eager_and_jit("jnp.exp", "np.exp(x)", 10**6, "f32[1e6]"),
     **_eager_and_jit("x + x", "x + x", 1000, "f32[1000]"),
     **_eager_and_jit("x + x", "x + x", 10**6, "f32[1e6]"),
     **_eager_and_jit("jnp.sum", "np.sum(x)", 1000, "f32[1000]"),
-    **_eager_and_jit("jnp.sum", "np.sum(x)", 10**6, "f32[1e6]"),
+    **_eager_and_jit("jnp.sum", "np.sum(x)", 10**6, "f32[1e6]",
+                     bound=_sum_bound("jit(jnp.sum) f32[1e6]", lambda s: s["n"],
+                                      "; one row: its pairwise sum is serial")),
     "first call: jit(selu) f32[1e6]": Workload(
         "first", _INPUT.format(shape="n") + "f = jax.jit(jax.nn.selu)", "f(x)", {"n": 10**6},
-        target=(3, 1)),
+        target=(3, 1), bound=_first_call_bound),
     "first call: jit(grad) MLP": Workload("first", _MLP_JAX, "f(params, x, y)", {},
-                                          target=(3, 1)),
+                                          target=(3, 1), bound=_first_call_bound),
     "first call: jit(jnp.sin) f32[1000]": Workload(
         "first", _INPUT.format(shape="n") + "f = jax.jit(jnp.sin)", "f(x)", {"n": 1000},
-        target=(3, 1)),
+        target=(3, 1), bound=_first_call_bound),
     "first call: jit(jnp.sin) f32[1000] (2nd program)": Workload(
         "first", _INPUT.format(shape="n") + "jax.jit(lambda x: x * 2)(x)\nf = jax.jit(jnp.sin)",
-        "f(x)", {"n": 1000}, target=(3, 1)),
+        "f(x)", {"n": 1000}, target=(3, 1), bound=_first_call_bound),
 }
 
-NUMBA, REFERENCE, NUMPY = "numba", "reference", "numpy"
-"""The implementations this project runs (the one compared with is the command line's)."""
 
 
 def _sizes(workload, scale):
@@ -444,6 +564,13 @@ def report(timed, firsts, compare, scale, machine):
                  "ratio": ratio, "target": verdict, "limit": limit,
                  "of_limit": {impl: _of_limit(limit, res) for impl, res in results.items()
                               if impl and _of_limit(limit, res)}})
+  run = _Run({label: results for label, _, results in _columns(timed, firsts, compare)},
+             other, machine, scale)
+  bounds = [f"- {row['name']}: "
+            f"{WORKLOADS[row['workload']].bound(run, _sizes(WORKLOADS[row['workload']], scale))}"
+            for row in rows if "not met" in row["target"] and WORKLOADS[row["workload"]].bound]
+  if bounds:
+    lines += ["", "What bounds the targets not met, in this run's figures:", *bounds]
   wholes = [f"{label:58} {fmt_time(numba['total_min']):>10} {fmt_time(theirs['total_min']):>10}"
              for label, _, results in _columns(timed, firsts, compare)
              for numba, theirs in [(results.get(NUMBA) or {}, results.get(other) or {})]

@@ -600,10 +600,14 @@ def main():
   parser.add_argument("--names", help=argparse.SUPPRESS)
   parser.add_argument("--first", help=argparse.SUPPRESS)
   parser.add_argument("--budget", type=float, help=argparse.SUPPRESS)
+  parser.add_argument("--limits", action="store_true", help=argparse.SUPPRESS)
   args = parser.parse_args()
   scale = args.scale or (0.1 if args.quick else 1)
   budget = args.budget or (0.1 if args.quick else 0.5)
 
+  if args.limits:
+    json.dump(machine_limits(), sys.stdout)
+    return
   if args.worker:  # the subprocess side
     out = (run_first(args.worker, args.first, scale) if args.first else
            run_timed(args.worker, json.loads(args.names), scale, budget, args.quick))
@@ -617,7 +621,9 @@ def main():
   names = select(WORKLOADS, args.only)
   timed_names = [n for n in names if WORKLOADS[n].kind == "time"]
   first_names = [n for n in names if WORKLOADS[n].kind == "first"]
-  machine = machine_limits()   # first, while no worker runs
+  # in a process of its own, whose BLAS threads (which spin for a while after
+  # a product) are gone when the workers run
+  machine = run_worker(sys.executable, __file__, ["--limits"], "machine limits")
   runs = [(impl, sys.executable) for impl in impls]
   if args.compare:
     runs.append((args.compare[1], args.compare[0]))

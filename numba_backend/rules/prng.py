@@ -27,26 +27,50 @@ from numba_backend.lower import LoweringError, register, register_for_keys
 from numba_backend.rules.calls import inline
 
 _MASK = np.uint64(0xFFFFFFFF)
-_ROTATIONS = np.array(prng.ROTATIONS, np.uint64)
-_PARITY = np.uint64(prng.KEY_SCHEDULE_PARITY)
+_R0, _R1 = prng.ROTATIONS
+_PARITY = np.uint32(prng.KEY_SCHEDULE_PARITY)
+
+
+@kernel_jit
+def _rotate_left(v, r):
+  """v rotated left by r bits (uint32; Numba computes uint32 arithmetic in
+  int64, so each result is cast back)."""
+  return np.uint32((v << np.uint32(r)) | (v >> np.uint32(32 - r)))
+
+
+@kernel_jit
+def _four_rounds(a, b, r0, r1, r2, r3):
+  """Four rounds of Threefry's mix: a += b; b = rotate(b, r) ^ a."""
+  a = np.uint32(a + b)
+  b = np.uint32(_rotate_left(b, r0) ^ a)
+  a = np.uint32(a + b)
+  b = np.uint32(_rotate_left(b, r1) ^ a)
+  a = np.uint32(a + b)
+  b = np.uint32(_rotate_left(b, r2) ^ a)
+  a = np.uint32(a + b)
+  b = np.uint32(_rotate_left(b, r3) ^ a)
+  return a, b
 
 
 @kernel_jit
 def threefry_pair(key1, key2, x1, x2):
   """Threefry-2x32 (20 rounds) of the counter pair (x1, x2) under the key
-  (key1, key2), as `prng._threefry2x32_impl` states it: uint32 values held
-  in uint64, reduced modulo 2**32 after every addition and shift."""
-  ks = (np.uint64(key1), np.uint64(key2), np.uint64(key1) ^ np.uint64(key2) ^ _PARITY)
-  a = (np.uint64(x1) + ks[0]) & _MASK
-  b = (np.uint64(x2) + ks[1]) & _MASK
-  for g in range(5):
-    for r in _ROTATIONS[g % 2]:
-      a = (a + b) & _MASK
-      b = ((b << r) | (b >> (np.uint64(32) - r))) & _MASK
-      b = a ^ b
-    a = (a + ks[(g + 1) % 3]) & _MASK
-    b = (b + ks[(g + 2) % 3] + np.uint64(g + 1)) & _MASK
-  return np.uint32(a), np.uint32(b)
+  (key1, key2), as `prng._threefry2x32_impl` states it, in uint32 arithmetic
+  (modulo 2**32) written out round by round, so that LLVM vectorizes a loop
+  of it."""
+  k0, k1 = np.uint32(key1), np.uint32(key2)
+  k2 = np.uint32(k0 ^ k1 ^ _PARITY)
+  a, b = np.uint32(x1 + k0), np.uint32(x2 + k1)
+  a, b = _four_rounds(a, b, _R0[0], _R0[1], _R0[2], _R0[3])
+  a, b = np.uint32(a + k1), np.uint32(b + k2 + np.uint32(1))
+  a, b = _four_rounds(a, b, _R1[0], _R1[1], _R1[2], _R1[3])
+  a, b = np.uint32(a + k2), np.uint32(b + k0 + np.uint32(2))
+  a, b = _four_rounds(a, b, _R0[0], _R0[1], _R0[2], _R0[3])
+  a, b = np.uint32(a + k0), np.uint32(b + k1 + np.uint32(3))
+  a, b = _four_rounds(a, b, _R1[0], _R1[1], _R1[2], _R1[3])
+  a, b = np.uint32(a + k1), np.uint32(b + k2 + np.uint32(4))
+  a, b = _four_rounds(a, b, _R0[0], _R0[1], _R0[2], _R0[3])
+  return np.uint32(a + k2), np.uint32(b + k0 + np.uint32(5))
 
 
 @kernel_jit

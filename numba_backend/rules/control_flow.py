@@ -177,7 +177,7 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
           _split_transpose):
   """Iteration i (in order, or reversed) evaluates jaxpr(*consts, *carry,
   *[x[i] for x in xs]), the new carry and each y stored at index i of its
-  output. x[i] is a view of x (no copy)."""
+  output. x[i] is a view of x (no copy), made once per iteration."""
   consts, init, xs = split_scan_operands(args, [num_consts, num_carry])
   avals = [physical_aval(a) for a in ctx.avals_out]
   carry_avals, y_avals = avals[:num_carry], avals[num_carry:]
@@ -189,8 +189,11 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
   n, step, i = ctx.dim(length), ctx.fresh("j"), ctx.fresh("i")
   with ctx.lowering.block(f"for {step} in range({n}):"):
     ctx.emit(f"{i} = {n} - 1 - {step}" if reverse else f"{i} = {step}")
-    x_slices = [read_element(f"{x}[{i}]", aval.dtype) if len(aval.shape) == 1 else f"{x}[{i}]"
-                for x, aval in zip(xs, x_avals)]
+    x_slices = []   # each x[i] read once (a view made in an element loop costs each element)
+    for x, aval in zip(xs, x_avals):
+      x_slices.append(ctx.fresh())
+      ctx.emit(f"{x_slices[-1]} = "
+               + (read_element(f"{x}[{i}]", aval.dtype) if len(aval.shape) == 1 else f"{x}[{i}]"))
     outs = inline(ctx, jaxpr, [*consts, *carry, *x_slices], destinations=destinations)
     for flat, out, aval in zip(y_flats, outs[num_carry:], y_avals):   # before the carry
       row = aval.update(shape=aval.shape[1:])                          # changes: a y may be it

@@ -24,6 +24,8 @@ import numpy as np
 from numba import types
 from numba.core.extending import intrinsic
 
+from numba_backend.scalars import fma
+
 _MARGIN = 2.0 ** -46
 """The half-width, relative to |y|, of the interval that must hold no
 float32 rounding boundary: 64 times the polynomials' error (below 2**-52,
@@ -32,6 +34,9 @@ measured), which covers the reference's (below 2 ulps, 2**-51)."""
 _LN2_HI = 6.93147180369123816490e-01   # ln 2 in two parts (fdlibm's): k * _LN2_HI is exact
 _LN2_LO = 1.90821492927058770002e-10
 _INV_LN2 = 1.44269504088896338700e+00
+_SHIFTER = 1.5 * 2.0 ** 52
+"""x + _SHIFTER rounds x (|x| < 2**51) to an integer k, held by its low bits."""
+_SHIFTER_BITS = 0x4338000000000000   # its IEEE bits: those of _SHIFTER + k are these + k
 _C = (0.5000000000000006, 0.166666666666666, 0.04166666666657402, 0.00833333333338273,
       0.0013888888932223878, 0.0001984126973330024, 2.48015046412018e-05, 2.75573951797295e-06,
       2.7626248267556904e-07, 2.5057570714368603e-08)
@@ -65,16 +70,19 @@ def _bits_of_float64(typingctx, x):
 
 @numba.njit(inline="always")
 def _reduced(x):
-  """(2**k, expm1(r)) with x = k ln 2 + r, |r| <= ln(2)/2, for |x| < 700
-  (where 2**k is a normal float64)."""
-  k = np.floor(x * _INV_LN2 + 0.5)
-  r = (x - k * _LN2_HI) - k * _LN2_LO
+  """(2**k, expm1(r)) with x = k ln 2 + r, |r| <= ln(2)/2 (and a rounding),
+  for |x| < 700 (where 2**k is a normal float64). k is x / ln 2 rounded to
+  an integer by adding _SHIFTER, whose bits then hold k; the products are
+  fused multiply-adds (one rounding each)."""
+  t = fma(x, _INV_LN2, _SHIFTER)
+  k = t - _SHIFTER
+  r = fma(k, -_LN2_LO, fma(k, -_LN2_HI, x))
   c2, c3, c4, c5, c6, c7, c8, c9, c10, c11 = _C
   r2 = r * r
   r4 = r2 * r2
-  p = r + r2 * ((c2 + r * c3) + r2 * (c4 + r * c5)
-                + r4 * ((c6 + r * c7) + r2 * (c8 + r * c9) + r4 * (c10 + r * c11)))
-  return _float64_from_bits((np.int64(k) + 1023) << 52), p
+  high = fma(r4, fma(r, c11, c10), fma(r2, fma(r, c9, c8), fma(r, c7, c6)))
+  p = fma(r2, fma(r4, high, fma(r2, fma(r, c5, c4), fma(r, c3, c2))), r)
+  return _float64_from_bits((_bits_of_float64(t) - _SHIFTER_BITS + 1023) << 52), p
 
 
 @numba.njit(inline="always")
@@ -91,7 +99,7 @@ def exp(x):
   value is taken)."""
   in_range = (x > -110.0) & (x < 90.0)
   s, p = _reduced(x if in_range else 0.0)
-  return _checked(s + s * p, in_range)
+  return _checked(fma(s, p, s), in_range)
 
 
 @numba.njit(inline="always")
@@ -101,7 +109,7 @@ def expm1(x):
   is at most 1.5 times the result's magnitude)."""
   in_range = (x > -110.0) & (x < 90.0)
   s, p = _reduced(x if in_range else 0.0)
-  y = s * p + (s - 1.0)
+  y = fma(s, p, s - 1.0)
   return _checked(y if x != 0.0 else x, in_range)   # (expm1(-0.0) is -0.0)
 
 
@@ -110,7 +118,7 @@ def logistic(x):
   """1 / (1 + e**-x), the reference's formula, for x in (-90, 110)."""
   in_range = (x > -90.0) & (x < 110.0)
   s, p = _reduced(-x if in_range else 0.0)
-  return _checked(1.0 / (1.0 + (s + s * p)), in_range)
+  return _checked(1.0 / (1.0 + fma(s, p, s)), in_range)
 
 
 @numba.njit(inline="always")
@@ -120,7 +128,7 @@ def tanh(x):
   a = abs(x)
   small = a < 20.0
   s, p = _reduced(2.0 * a if small else 0.0)
-  t = s * p + (s - 1.0)
+  t = fma(s, p, s - 1.0)
   y = t / (t + 2.0) if small else 1.0
   y = y if x > 0.0 else (-y if x < 0.0 else x)
   return _checked(y, small | (a >= 20.0))   # (not NaN)

@@ -26,7 +26,7 @@ from numba.core.extending import intrinsic
 from refimpl import dtypes
 from refimpl.lax import reductions as lax
 from refimpl.lax.rules import accumulation_dtype, max_identity, min_identity
-from numba_backend import scalars as S
+from numba_backend import scalars as S, threads
 from numba_backend.kernels import c_strides, next_run
 from numba_backend.lower import (LoweringError, cast, element_to_store, lower_jaxpr, read_element,
                                  register, scalar_dtype, storage_dtype, type_source)
@@ -135,6 +135,59 @@ def pairwise(x, start, n, zero):
   n2 = n // 2
   n2 -= n2 % 8
   return pairwise(x, start, n2, zero) + pairwise(x, start + n2, n - n2, zero)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def pairwise_stack(x, start, n, zero):
+  """pairwise(x, start, n, zero), its recursion written as a loop over a
+  stack of the runs being summed (a function calling itself cannot be
+  called from another cached function): the same sums, in the same order."""
+  starts, sizes = np.empty(64, np.int64), np.empty(64, np.int64)
+  lefts, right = np.full(64, zero), np.zeros(64, np.bool_)   # a run's left half's sum, and
+  top, starts[0], sizes[0] = 0, start, n                     # whether its right half is next
+  while True:
+    while sizes[top] > 128:   # down to the run's first block
+      half = sizes[top] // 2
+      half -= half % 8
+      right[top] = False
+      starts[top + 1], sizes[top + 1] = starts[top], half
+      top += 1
+    value = block_sum(x, starts[top], sizes[top], zero)
+    while True:   # up, adding each finished right half to its left half's sum
+      if top == 0:
+        return value
+      top -= 1
+      if not right[top]:
+        lefts[top], right[top] = value, True
+        half = sizes[top] // 2
+        half -= half % 8
+        starts[top + 1], sizes[top + 1] = starts[top] + half, sizes[top] - half
+        top += 1
+        break
+      value = lefts[top] + value
+
+
+THREADED_ROW = 1 << 18
+"""The elements from which a reduction's only row is summed by threads
+(`pairwise_threads`): a kernel compiled once, not a parallel program."""
+
+
+@numba.njit(cache=True, error_model="numpy", parallel=threads.PARALLEL_OPTIONS)
+def pairwise_threads(x, start, n, zero):
+  """pairwise(x, start, n, zero) for n > 1024: the four runs pairwise halves
+  x into at its second level summed by threads, then added as pairwise adds
+  them."""
+  half = n // 2
+  half -= half % 8
+  left, right = half // 2, (n - half) // 2
+  left -= left % 8
+  right -= right % 8
+  starts = np.array([start, start + left, start + half, start + half + right])
+  sizes = np.array([left, half - left, right, n - half - right])
+  sums = np.full(4, zero)
+  for q in numba.prange(4):
+    sums[q] = pairwise_stack(x, starts[q], sizes[q], zero)
+  return (sums[0] + sums[1]) + (sums[2] + sums[3])
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -468,9 +521,10 @@ def _sum_by_rows(ctx, flat, aval, axes, acc):
 
 @register(lax.reduce_sum_p)
 def _reduce_sum(ctx, x, *, axes):
-  """The rows' pairwise sums (`row_sum`), or where NumPy adds one element
-  at a time with a kept axis after the last reduced one (a choice made at
-  run time, as the sizes decide it), `_sum_by_rows`."""
+  """The rows' pairwise sums (`row_sum`; one large row of real floats by
+  threads, `pairwise_threads`), or where NumPy adds one element at a time
+  with a kept axis after the last reduced one (a choice made at run time,
+  as the sizes decide it), `_sum_by_rows`."""
   (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
   acc_dtype = accumulation_dtype(aval.dtype)
   run = pairwise_run(aval.shape, axes)
@@ -483,9 +537,13 @@ def _reduce_sum(ctx, x, *, axes):
   with ctx.lowering.block("else:"):
     rows, size = _rows(ctx, x, aval, axes)
     rows = widened(ctx, rows, aval.dtype, math.prod(aval.shape))
-    add = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
-    over_rows(ctx, row_sum, rows, size, f"{ctx.dim(run)}, "
-              f"{ctx.lowering.const(0, acc_dtype)}, {ctx.function(add)}", acc)
+    zero = ctx.lowering.const(0, acc_dtype)
+    if (threads.AVAILABLE and math.prod(out_aval.shape) == 1 and size >= THREADED_ROW
+        and run == size and not dtypes.is_complex(aval.dtype)):
+      ctx.emit(f"{acc}[0] = {ctx.function(pairwise_threads)}({rows}, 0, {ctx.dim(size)}, {zero})")
+    else:
+      add = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
+      over_rows(ctx, row_sum, rows, size, f"{ctx.dim(run)}, {zero}, {ctx.function(add)}", acc)
   return stored(ctx, acc, acc_dtype, out_aval)
 
 

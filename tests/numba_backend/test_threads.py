@@ -7,11 +7,13 @@ import importlib.metadata
 import numba
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import refimpl as jax
 import refimpl.numpy as jnp
 from numba_backend import threads
 from numba_backend.lower import lower_program
+from numba_backend.rules import reductions
 from tests.numba_backend.test_elementwise import assert_same
 
 
@@ -79,3 +81,34 @@ def test_threaded_loops_match_the_reference_with_any_thread_count(dtype):
       numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     for k, (e, a) in enumerate(zip(expected, actual)):
       assert_same(e, a, f"result {k} with {count} threads")
+
+
+@settings(max_examples=50, deadline=None)
+@given(n=st.integers(0, 5000), start=st.integers(0, 9), seed=st.integers(0, 2**32 - 1))
+def test_pairwise_without_recursion_sums_as_pairwise(n, start, seed):
+  """pairwise_stack (what pairwise_threads' threads call) gives pairwise's
+  sums bit for bit, the same halvings in the same order."""
+  x = (np.random.default_rng(seed).standard_normal(start + n) * 10).astype(np.float32)
+  assert (reductions.pairwise_stack(x, start, n, 0.0).hex()
+          == reductions.pairwise(x, start, n, 0.0).hex())
+
+
+@pytest.mark.parametrize("count", [None, 1])
+def test_one_large_row_summed_by_threads(count):
+  """A sum with one result over THREADED_ROW elements or more sums the
+  quarters of its pairwise halving by threads (where they run): the
+  reference's bits, negative zeros, NaN and infinities included."""
+  n = reductions.THREADED_ROW + 1000
+  source = lower_program(jax.make_jaxpr(jnp.sum)(np.ones(n, np.float32)).jaxpr)[0]
+  assert ("pairwise_threads" in source) == threads.AVAILABLE
+  rng = np.random.default_rng(0)
+  cases = [rng.standard_normal(n).astype(np.float32), np.full(n, -0.0, np.float32)]
+  cases.append(cases[0].copy())
+  cases[2][[5, n - 7]] = [np.inf, -np.inf]
+  compiled = jax.jit(jnp.sum, backend="numba")
+  numba.set_num_threads(count or numba.config.NUMBA_NUM_THREADS)
+  try:
+    for x in cases:
+      assert_same(jax.jit(jnp.sum)(x), compiled(x), "sum")
+  finally:
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)

@@ -372,10 +372,7 @@ class JitFunction:
     outs = jit_p.bind(*tracer_consts, *leaves, jaxpr=closed, name=self.__name__,
                       backend=self.backend)
     if eager is not None and not tracer_consts:
-      calls = _eager_calls.get(self.fun)
-      if calls is None:
-        calls = _eager_calls.setdefault(self.fun, {})
-      calls[eager] = _EagerCall(closed, eager[0], out_tree)
+      _eager_calls.setdefault(self.fun, {})[eager] = _EagerCall(closed, eager[0], out_tree)
     return tree_util.tree_unflatten(out_tree, outs)
 
   def _eager_key(self, args):

@@ -40,11 +40,13 @@ _SMALL_CARRY = 1024
 copied in place after each iteration rather than rebound (`_carried`)."""
 
 
-def _carried(ctx, body, carry, avals):
+def _carried(ctx, body, carry, avals, reuse=True):
   """How the variables `carry` (of physical `avals`) of a loop whose body is
   `body` (a ClosedJaxpr whose first outputs are the new carry) take the new
   carry: (`destinations` ({i: name}) for `inline`, `update(new)`, which
-  emits the statements giving them the values named `new`).
+  emits the statements giving them the values named `new`). Without
+  `reuse` (a new carry the loop computes from the body's outputs), they
+  are rebound to the values.
 
   Where the body computes each array of the new carry in a fused loop (a
   new array each time), it writes into arrays made once, before the loop:
@@ -61,7 +63,7 @@ def _carried(ctx, body, carry, avals):
   outs = body.jaxpr.outvars[:len(avals)]
   arrays = [k for k, aval in enumerate(avals) if aval.shape]
   producers = {v: eqn for eqn in body.jaxpr.eqns for v in eqn.outvars}
-  if not arrays or len({outs[k] for k in arrays}) < len(arrays) or not all(
+  if not reuse or not arrays or len({outs[k] for k in arrays}) < len(arrays) or not all(
       isinstance(outs[k], Var) and outs[k] in producers and fusible(producers[outs[k]])
       for k in arrays):
     return {}, lambda new: _assign(ctx, carry, new, avals)
@@ -143,8 +145,8 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   avals = [physical_aval(a) for a in ctx.avals_out]
   carry = _variables(ctx, init, avals)
   (pred_aval,) = cond_jaxpr.out_avals
-  destinations, update = (({}, lambda new: _assign(ctx, carry, new, avals)) if pred_aval.shape
-                          else _carried(ctx, body_jaxpr, carry, avals))
+  # (a predicate with axes: the new carry is the body's outputs masked)
+  destinations, update = _carried(ctx, body_jaxpr, carry, avals, reuse=not pred_aval.shape)
   with ctx.lowering.block("while True:"):
     (pred,) = inline(ctx, cond_jaxpr, [*cconsts, *carry])
     if pred_aval.shape:

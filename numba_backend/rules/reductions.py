@@ -125,15 +125,22 @@ def block_sum(x, start, n, zero):
 
 
 @numba.njit(cache=True, error_model="numpy")
+def first_half(n):
+  """The length of the first half of a run of n > 128 elements that
+  pairwise splits: n / 2 rounded down to a multiple of 8."""
+  half = n // 2
+  return half - half % 8
+
+
+@numba.njit(cache=True, error_model="numpy")
 def pairwise(x, start, n, zero):
   """NumPy's pairwise_sum of x[start:start + n]: blocks of at most 128
-  elements (`block_sum`), the halves of a longer run split at a multiple
-  of 8. (Recursive: programs receive it as an argument, which Numba's
-  cache allows; a direct call from another cached function does not link.)"""
+  elements (`block_sum`), the halves of a longer run split by `first_half`.
+  (Recursive: programs receive it as an argument, which Numba's cache
+  allows; a direct call from another cached function does not link.)"""
   if n <= 128:
     return block_sum(x, start, n, zero)
-  n2 = n // 2
-  n2 -= n2 % 8
+  n2 = first_half(n)
   return pairwise(x, start, n2, zero) + pairwise(x, start + n2, n - n2, zero)
 
 
@@ -147,10 +154,8 @@ def pairwise_stack(x, start, n, zero):
   top, starts[0], sizes[0] = 0, start, n                     # whether its right half is next
   while True:
     while sizes[top] > 128:   # down to the run's first block
-      half = sizes[top] // 2
-      half -= half % 8
       right[top] = False
-      starts[top + 1], sizes[top + 1] = starts[top], half
+      starts[top + 1], sizes[top + 1] = starts[top], first_half(sizes[top])
       top += 1
     value = block_sum(x, starts[top], sizes[top], zero)
     while True:   # up, adding each finished right half to its left half's sum
@@ -159,8 +164,7 @@ def pairwise_stack(x, start, n, zero):
       top -= 1
       if not right[top]:
         lefts[top], right[top] = value, True
-        half = sizes[top] // 2
-        half -= half % 8
+        half = first_half(sizes[top])
         starts[top + 1], sizes[top + 1] = starts[top] + half, sizes[top] - half
         top += 1
         break
@@ -177,11 +181,8 @@ def pairwise_threads(x, start, n, zero):
   """pairwise(x, start, n, zero) for n > 1024: the four runs pairwise halves
   x into at its second level summed by threads, then added as pairwise adds
   them."""
-  half = n // 2
-  half -= half % 8
-  left, right = half // 2, (n - half) // 2
-  left -= left % 8
-  right -= right % 8
+  half = first_half(n)
+  left, right = first_half(half), first_half(n - half)
   starts = np.array([start, start + left, start + half, start + half + right])
   sizes = np.array([left, half - left, right, n - half - right])
   sums = np.full(4, zero)

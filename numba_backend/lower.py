@@ -513,6 +513,35 @@ def _region_end(eqns, start):
   return end
 
 
+def writes_over(jaxpr, out_index, in_index):
+  """Whether `lower_jaxpr` may take the array holding input `in_index` of
+  `jaxpr` as the destination of output `out_index` (writing the new value
+  over the old): the output is computed by a fused loop that is the only
+  reader of the input, reading its elements at their own index (the input
+  has the output's shape), so that each element is read before the loop
+  writes it. That loop calls no costly function (whose unsure elements a
+  second pass over the block reads again: `_lower_elements`), and the
+  jaxpr has no call that lowering inlines (which could fuse more equations
+  into it)."""
+  x, out = jaxpr.invars[in_index], jaxpr.outvars[out_index]
+  eqns = _contracted(jaxpr)
+  if (not isinstance(out, Var) or x.aval.shape != out.aval.shape
+      or any(a is x for a in jaxpr.outvars)
+      or any(e.primitive.call_jaxpr_param is not None and _rule(e) is None for e in eqns)):
+    return False
+  start = 0
+  while start < len(eqns):
+    end = _region_end(eqns, start)
+    span = eqns[start:max(end, start + 1)]
+    if any(v is out for e in span for v in e.outvars):
+      return end > start and not _costly(span) and not any(
+          a is x for e in eqns[end:] for a in e.invars)
+    if any(a is x for e in span for a in e.invars):
+      return False
+    start += len(span)
+  return False
+
+
 _BLOCK = 1024
 """Elements per block of a loop whose rules use fast functions
 (`RuleContext.checked`), or that threads run."""

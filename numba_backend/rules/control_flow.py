@@ -13,7 +13,7 @@ from refimpl.lax.control_flow.while_loop import _split as split_while_operands, 
 from refimpl.jaxpr import Var
 from numba_backend.kernels import kernel_jit
 from numba_backend.lower import element_to_store, fusible, read_element, register, \
-    register_for_keys, scalar_dtype, type_source
+    register_for_keys, scalar_dtype, type_source, writes_over
 from numba_backend.rules.calls import inline
 
 
@@ -40,26 +40,28 @@ _SMALL_CARRY = 1024
 copied in place after each iteration rather than rebound (`_carried`)."""
 
 
-def _carried(ctx, body, carry, avals, reuse=True):
+def _carried(ctx, body, carry, avals, first, reuse=True):
   """How the variables `carry` (of physical `avals`) of a loop whose body is
-  `body` (a ClosedJaxpr whose first outputs are the new carry) take the new
-  carry: (`destinations` ({i: name}) for `inline`, `update(new)`, which
-  emits the statements giving them the values named `new`). Without
-  `reuse` (a new carry the loop computes from the body's outputs), they
-  are rebound to the values.
+  `body` (a ClosedJaxpr whose first outputs are the new carry, its inputs
+  from position `first` the carry) take the new carry: (`destinations`
+  ({i: name}) for `inline`, `update(new)`, which emits the statements
+  giving them the values named `new`). Without `reuse` (a new carry the
+  loop computes from the body's outputs), they are rebound to the values.
 
   Where the body computes each array of the new carry in a fused loop (a
-  new array each time), it writes into arrays made once, before the loop:
-  - small carries (at most _SMALL_CARRY elements in all): one array each,
-    copied into the carry's own array (a copy of its initial value) after
-    each iteration; the variables keep their arrays, since rebinding an
-    array variable costs Numba's reference counting (about 10 ns an
-    iteration), more than copying a small array;
-  - larger ones: two arrays each, which the body writes into by turns, the
-    variables rebound to the one written.
-  A carry then never holds an array written at the iteration before last (no
-  carry can be a view of another), so the array written holds no value
-  still read. Otherwise the variables are rebound to the body's outputs."""
+  new array each time), the variables keep arrays of their own (copies of
+  the initial values), since rebinding an array variable costs Numba's
+  reference counting (about 10 ns an iteration):
+  - where that loop may write the new value over the old
+    (`lower.writes_over`), it writes into the carry's own array;
+  - the other carries, if small (at most _SMALL_CARRY elements in all):
+    into one array each, made before the loop and copied into the carry's
+    own array after each iteration;
+  - larger ones: into two arrays each, made before the loop, by turns, the
+    variables rebound to the one written. A carry then never holds an array
+    written at the iteration before last (no carry can be a view of
+    another), so the array written holds no value still read.
+  Otherwise the variables are rebound to the body's outputs."""
   outs = body.jaxpr.outvars[:len(avals)]
   arrays = [k for k, aval in enumerate(avals) if aval.shape]
   producers = {v: eqn for eqn in body.jaxpr.eqns for v in eqn.outvars}
@@ -67,29 +69,36 @@ def _carried(ctx, body, carry, avals, reuse=True):
       isinstance(outs[k], Var) and outs[k] in producers and fusible(producers[outs[k]])
       for k in arrays):
     return {}, lambda new: _assign(ctx, carry, new, avals)
-  if sum(math.prod(avals[k].shape) for k in arrays) <= _SMALL_CARRY:
-    written = {k: ctx.empty(avals[k]) for k in arrays}
+  over = [k for k in arrays if writes_over(body.jaxpr, k, first + k)]
+  rest = [k for k in arrays if k not in over]
+  for k in over:
+    ctx.emit(f"{carry[k]} = {carry[k]}.copy()")
+  destinations = {k: carry[k] for k in over}
+  rebound = [k for k in range(len(avals)) if k not in over]
+  if sum(math.prod(avals[k].shape) for k in rest) <= _SMALL_CARRY:
     copies = []   # (the carry's flat array, the written one's), views made once
-    for k in arrays:
+    for k in rest:
+      destinations[k] = ctx.empty(avals[k])
       ctx.emit(f"{carry[k]} = {carry[k]}.copy()")
-      copies.append(tuple(_flat_once(ctx, name, avals[k]) for name in (carry[k], written[k])))
-    scalars = [k for k in range(len(avals)) if k not in written]
+      copies.append(tuple(_flat_once(ctx, name, avals[k]) for name in (carry[k], destinations[k])))
+    scalars = [k for k in range(len(avals)) if k not in arrays]
 
     def copy_back(new):
       _assign(ctx, [carry[k] for k in scalars], [new[k] for k in scalars],
               [avals[k] for k in scalars])
       for own, new_value in copies:
         ctx.emit(f"{ctx.function(store_row)}({own}, 0, {new_value})")
-    return written, copy_back
-  first = {k: ctx.empty(avals[k]) for k in arrays}
-  second = [ctx.empty(avals[k]) for k in arrays]
-  names = [*first.values(), *second]
-  swap = f"{', '.join(names)} = {', '.join(second + list(first.values()))}"
+    return destinations, copy_back
+  second = {k: ctx.empty(avals[k]) for k in rest}
+  destinations.update((k, ctx.empty(avals[k])) for k in rest)
+  names = [destinations[k] for k in rest] + list(second.values())
+  swap = f"{', '.join(names)} = {', '.join(list(second.values()) + [destinations[k] for k in rest])}"
 
   def rebind(new):
-    _assign(ctx, carry, new, avals)
+    _assign(ctx, [carry[k] for k in rebound], [new[k] for k in rebound],
+            [avals[k] for k in rebound])
     ctx.emit(swap)
-  return first, rebind
+  return destinations, rebind
 
 
 def _flat_once(ctx, name, aval):
@@ -146,7 +155,8 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   carry = _variables(ctx, init, avals)
   (pred_aval,) = cond_jaxpr.out_avals
   # (a predicate with axes: the new carry is the body's outputs masked)
-  destinations, update = _carried(ctx, body_jaxpr, carry, avals, reuse=not pred_aval.shape)
+  destinations, update = _carried(ctx, body_jaxpr, carry, avals, body_nconsts,
+                                  reuse=not pred_aval.shape)
   with ctx.lowering.block("while True:"):
     (pred,) = inline(ctx, cond_jaxpr, [*cconsts, *carry])
     if pred_aval.shape:
@@ -184,7 +194,7 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
   avals = [physical_aval(a) for a in ctx.avals_out]
   carry_avals, y_avals = avals[:num_carry], avals[num_carry:]
   carry = _variables(ctx, init, carry_avals)
-  destinations, update = _carried(ctx, jaxpr, carry, carry_avals)
+  destinations, update = _carried(ctx, jaxpr, carry, carry_avals, num_consts)
   ys = [ctx.empty(aval) for aval in y_avals]
   y_flats = [_flat_once(ctx, y, aval) for y, aval in zip(ys, y_avals)]
   x_avals = [physical_aval(a) for a in ctx.avals_in[num_consts + num_carry:]]

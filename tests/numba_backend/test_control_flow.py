@@ -113,11 +113,13 @@ def test_bool_carries_and_branches():
 @SETTINGS
 @given(data=st.data(), n=st.integers(0, 5), reverse=st.booleans())
 def test_carries_written_into_arrays_of_their_own(large, data, n, reverse):
-  """Loops whose new carries are fused loops' results write them into arrays
-  made before the loop: small carries into one array each, copied into the
-  carries' own arrays after each step; large ones (over 1024 elements in
-  all) into two arrays per carry by turns. Each step reads the carries of
-  the step before (both of them, and in its ys), never the array it writes."""
+  """Loops whose new carries are fused loops' results, the old ones read
+  elsewhere too (the scan's ys), write them into arrays made before the
+  loop: small carries into one array each, copied into the carries' own
+  arrays after each step; large ones (over 1024 elements in all) into two
+  arrays per carry by turns. Each step reads the carries of the step before
+  (both of them, and in its ys), never the array it writes. (The while's
+  loop alone reads its carries: it writes over them.)"""
   shape = (17, 32) if large else data.draw(cst.shapes(min_dims=1, max_dims=2, min_side=1,
                                                       max_side=3))
   xs = data.draw(cst.bounded_arrays(np.float32, (n, *shape), bound=2.0))
@@ -132,4 +134,56 @@ def test_carries_written_into_arrays_of_their_own(large, data, n, reverse):
     return *carries, *ys, *w
 
   a, b = (data.draw(cst.bounded_arrays(np.float32, shape, bound=2.0)) for _ in range(2))
+  check(f, xs, a, b)
+
+
+def _step(kind):
+  """A scan step (carry (a, b), x) whose new carry is computed in one fused
+  loop reading the old carry at each element's own index, plus, by `kind`,
+  a further use of the carry a that keeps the loop from writing a's new
+  value over the old (`lower.writes_over`): a reduction after the loop, a
+  y that is a itself, or a costly function in the loop."""
+  def step(carry, x):
+    a, b = carry
+    new_a = a * 0.5 + b * x
+    if kind == "costly":
+      new_a = new_a + lax.exp(a * 0.25)
+    new_b = a - b
+    ys = (a,) if kind == "y" else (a.sum(),) if kind == "read after" else ()
+    return (new_a, new_b), ys
+  return step
+
+
+@pytest.mark.parametrize("kind", ["over", "read after", "y", "costly"])
+@pytest.mark.parametrize("large", [False, True])
+@SETTINGS
+@given(data=st.data(), n=st.integers(0, 4))
+def test_carries_written_over_where_their_loop_alone_reads_them(kind, large, data, n):
+  """The new carry is written over the old one exactly where one fused loop
+  reads the old one, at its own index; then the loops give the reference's
+  values, and elsewhere (the old carry read after the loop, as a y, or by a
+  loop that computes some elements twice) the old values stay readable."""
+  from numba_backend.lower import writes_over
+  shape = (40, 32) if large else data.draw(cst.shapes(min_dims=1, max_dims=2, min_side=1,
+                                                      max_side=3))
+  xs = data.draw(cst.bounded_arrays(np.float32, (n, *shape), bound=2.0))
+  a, b = (data.draw(cst.bounded_arrays(np.float32, shape, bound=2.0)) for _ in range(2))
+  a.flat[0] = 400.0   # (beyond the fast exp's range: the costly loop computes its block twice)
+
+  def f(xs, a, b):
+    carries, ys = lax.scan(_step(kind), (a, b), xs)
+    w = lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, *_step(kind)(s[1:], 1.5)[0]),
+                       (0, a, b))
+    return *carries, *ys, *w
+
+  eqns = jax.make_jaxpr(f)(xs, a, b).jaxpr.eqns
+  bodies = [(e.params["jaxpr"].jaxpr, 0, e.params["num_consts"]) for e in eqns
+            if e.primitive.name == "scan"]
+  bodies += [(e.params["body_jaxpr"].jaxpr, 1, e.params["body_nconsts"] + 1) for e in eqns
+             if e.primitive.name == "while"]   # (a, b after the while's counter)
+  assert len(bodies) == 2
+  for body, out, first in bodies:
+    # (b: read by the loop alone; a: also as a y of the scan, none of the while)
+    assert writes_over(body, out + 1, first + 1) == (kind != "costly")
+    assert writes_over(body, out, first) == (kind == "over" or kind == "y" and out == 1)
   check(f, xs, a, b)

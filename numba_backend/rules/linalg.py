@@ -41,22 +41,35 @@ operands' finiteness check cost less than they save."""
 def batched_matmul(a, b, out, sizes):
   """out[p, i, j] = sum over k (ascending) of a[p, i, k] * b[p, k, j], for
   flat row-major `a` (B, M, K), `b` (B, K, N) and zeroed `out` (B, M, N);
-  `sizes` is (B, M, K, N)."""
+  `sizes` is (B, M, K, N). Each pass over a row of `out` adds the products
+  of four rows of `b` in turn (a row read and written once for four k), by
+  unsigned indices, so that LLVM vectorizes it."""
   batch, m, depth, n = sizes[0], sizes[1], sizes[2], sizes[3]
   for p in range(batch):
-    lhs, rhs = a[p * m * depth:(p + 1) * m * depth], b[p * depth * n:(p + 1) * depth * n]
-    product = out[p * m * n:(p + 1) * m * n]
     for j0 in range(0, n, _COLUMNS):
-      j1 = min(j0 + _COLUMNS, n)
+      width = np.uint64(min(_COLUMNS, n - j0))
       for k0 in range(0, depth, _ROWS):
         k1 = min(k0 + _ROWS, depth)
         for i in range(m):
-          row = product[i * n + j0:i * n + j1]   # views: the inner loop vectorizes
-          for k in range(k0, k1):
-            x = lhs[i * depth + k]
-            column = rhs[k * n + j0:k * n + j1]
-            for j in range(j1 - j0):
-              row[j] += x * column[j]
+          row = np.uint64(((p * m + i) * n) + j0)   # out[p, i, j0]
+          x = a[(p * m + i) * depth:(p * m + i + 1) * depth]
+          k = k0
+          while k < k1:
+            b0 = np.uint64((p * depth + k) * n + j0)   # b[p, k, j0]
+            if k + 4 <= k1:
+              x0, x1, x2, x3 = x[k], x[k + 1], x[k + 2], x[k + 3]
+              b1 = b0 + np.uint64(n)
+              b2 = b1 + np.uint64(n)
+              b3 = b2 + np.uint64(n)
+              for j in range(np.uint64(0), width):
+                out[row + j] = (((out[row + j] + x0 * b[b0 + j]) + x1 * b[b1 + j])
+                                + x2 * b[b2 + j]) + x3 * b[b3 + j]
+              k += 4
+            else:
+              x0 = x[k]
+              for j in range(np.uint64(0), width):
+                out[row + j] += x0 * b[b0 + j]
+              k += 1
 
 
 def _exponents(x):

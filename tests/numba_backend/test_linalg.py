@@ -143,6 +143,27 @@ def test_dot_general_by_blas(dtype, special):
                      np.einsum("bmk,kbn->bmn", _abs_finite(x), _abs_finite(y)), 50, "blas")
 
 
+@pytest.mark.parametrize("batch, m, depth, n", [(2, 1, 128, 128), (2, 3, 263, 258), (2, 2, 7, 3)])
+def test_matmul_loop_sums_in_ascending_order(batch, m, depth, n):
+  """The loop of small products (and of non-finite operands) adds the
+  rounded products of each sum in ascending k, across its blocks (128 k by
+  256 j) and its passes over four rows of the right operand: bit for bit
+  NumPy's float32 sum in that order."""
+  from numba_backend.rules.linalg import batched_matmul
+  rng = np.random.default_rng(0)
+  a = rng.standard_normal((batch, m, depth)).astype(np.float32)
+  b = rng.standard_normal((batch, depth, n)).astype(np.float32)
+  a[1, 0, depth // 2] = np.inf   # 0 * inf is NaN: the loop keeps IEEE's rules
+  b[1, depth // 2, :2] = 0
+  expected = np.zeros((batch, m, n), np.float32)
+  with np.errstate(invalid="ignore"):
+    for k in range(depth):
+      expected += a[:, :, k, None] * b[:, k, None, :]
+  out = np.zeros(batch * m * n, np.float32)
+  batched_matmul(a.reshape(-1), b.reshape(-1), out, np.array([batch, m, depth, n]))
+  np.testing.assert_array_equal(out.reshape(expected.shape), expected)
+
+
 MIXED = [(np.int8, np.int8, np.int32), (dtypes.bfloat16, dtypes.bfloat16, np.float32),
          (np.float16, np.float32, None), (np.int8, np.float32, None), (np.bool_, np.int16, None),
          (np.uint8, np.int8, np.float32), (np.float32, np.complex64, None)]

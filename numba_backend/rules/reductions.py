@@ -235,16 +235,29 @@ def row_sum(x, start, size, run, zero, pairwise):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def add_rows(x, strides, shape, first, stop, acc):
+def add_rows(x, strides, shape, group, first, stop, acc):
   """acc[p + j] += x[r * n + j] for j in [first, stop) and each row r of x
-  (its elements by rows of n = shape[-1], the rows' multi-indices over
-  shape[:-1] row-major, in order), p the position of row r by `strides`
-  (over shape[:-1]): each element of acc adds its elements one at a time, in order."""
+  (its elements by rows of n = shape[-1]), in order: the rows come in runs
+  of `group` adding into one row of acc, p the position of the run's
+  multi-index over shape[:-1] (row-major, in order) by `strides`. Each
+  element of acc adds its elements one at a time, in order, four rows in
+  one pass (the row of acc read and written once for four), by unsigned
+  indices (so that the loop vectorizes)."""
+  n = np.uint64(shape[shape.size - 1])
   index = np.zeros(shape.size, np.int64)
   position = 0
-  for r in range(0, x.size, shape[shape.size - 1]):
-    for j in range(np.uint64(first), np.uint64(stop)):   # (unsigned: vectorized)
-      acc[np.uint64(position) + j] += x[np.uint64(r) + j]
+  for r in range(0, x.size, shape[shape.size - 1] * group):
+    p, row, k = np.uint64(position), np.uint64(r), 0
+    while k < group:
+      if k + 4 <= group:
+        for j in range(np.uint64(first), np.uint64(stop)):
+          acc[p + j] = (((acc[p + j] + x[row + j]) + x[row + n + j]) + x[row + n + n + j]) \
+              + x[row + n + n + n + j]
+        row, k = row + n + n + n + n, k + 4
+      else:
+        for j in range(np.uint64(first), np.uint64(stop)):
+          acc[p + j] += x[row + j]
+        row, k = row + n, k + 1
     position = next_run(index, position, strides, shape)
 
 
@@ -504,20 +517,21 @@ def _sum_by_rows(ctx, flat, aval, axes, acc):
   of a size other than 1 follows the last reduced one of a size other than
   1: each result element adding its elements one at a time, in order. It
   is a pass over x (`flat`) in order, adding each row of the trailing
-  kept axes into the results' row. (The arrays of sizes have the rank's
+  kept axes into the results' row, the rows along that last reduced axis
+  into the same row (`add_rows`). (The arrays of sizes have the rank's
   length whatever the shape: the source is the same for every shape.)"""
   kept = [d for d in range(aval.ndim) if d not in axes]
   out_strides = dict(zip(kept, c_strides([aval.shape[d] for d in kept])))
   last = max((d for d in axes if aval.shape[d] != 1), default=0)
   n = math.prod(aval.shape[last + 1:])
-  leading = list(aval.shape[:last + 1]) + [1] * (aval.ndim - 1 - last)
-  strides = ctx.ints([out_strides.get(d, 0) for d in range(last + 1)]
+  leading = list(aval.shape[:last]) + [1] * (aval.ndim - 1 - last)
+  strides = ctx.ints([out_strides.get(d, 0) for d in range(last)]
                      + [0] * (aval.ndim - 1 - last) + [1])
   shape = ctx.ints([*leading, max(n, 1)])
   columns, width, block = ctx.dim(n), ctx.dim(_COLUMNS), ctx.fresh("b")
   with ctx.lowering.loop(block, -(-n // _COLUMNS), math.prod(aval.shape)):
-    ctx.emit(f"{ctx.function(add_rows)}({flat}, {strides}, {shape}, {block} * {width}, "
-             f"min({block} * {width} + {width}, {columns}), {acc})")
+    ctx.emit(f"{ctx.function(add_rows)}({flat}, {strides}, {shape}, {ctx.dim(aval.shape[last])}, "
+             f"{block} * {width}, min({block} * {width} + {width}, {columns}), {acc})")
 
 
 @register(lax.reduce_sum_p)

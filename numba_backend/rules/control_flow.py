@@ -89,10 +89,11 @@ def _carried(ctx, body, carry, avals, first, reuse=True):
       for own, new_value in copies:
         ctx.emit(f"{ctx.function(store_row)}({own}, 0, {new_value})")
     return destinations, copy_back
-  second = {k: ctx.empty(avals[k]) for k in rest}
-  destinations.update((k, ctx.empty(avals[k])) for k in rest)
-  names = [destinations[k] for k in rest] + list(second.values())
-  swap = f"{', '.join(names)} = {', '.join(list(second.values()) + [destinations[k] for k in rest])}"
+  first_arrays = [ctx.empty(avals[k]) for k in rest]
+  second_arrays = [ctx.empty(avals[k]) for k in rest]
+  destinations.update(zip(rest, first_arrays))
+  swap = (f"{', '.join(first_arrays + second_arrays)} = "
+          f"{', '.join(second_arrays + first_arrays)}")
 
   def rebind(new):
     _assign(ctx, [carry[k] for k in rebound], [new[k] for k in rebound],

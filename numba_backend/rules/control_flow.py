@@ -36,8 +36,9 @@ def _variables(ctx, values, avals):
 
 
 _SMALL_CARRY = 1024
-"""The elements in all of a loop's array carries up to which they are
-copied in place after each iteration rather than rebound (`_carried`)."""
+"""The elements in all of a loop's array carries (those not written over
+by their loop) up to which they are copied in place after each iteration
+rather than rebound (`_carried`)."""
 
 
 def _carried(ctx, body, carry, avals, first, reuse=True):

@@ -823,6 +823,40 @@ DIVERGENCES.update({
 })
 
 
+def _logaddexp_in_dtype(exp_fn, scale):
+  """JAX's logaddexp (exp_fn exp, scale 1) or logaddexp2 (exp2, 1/log(2)):
+  max(x1, x2) + scale * log1p(exp_fn(-|x1 - x2|)), each operation rounded to
+  the operands' dtype (the functions computed in float64 first); x1 + x2
+  where x1 - x2 is NaN."""
+  def expected(x1, x2):
+    x1, x2 = np.asarray(x1), np.asarray(x2)
+    dtype = x1.dtype
+    with np.errstate(all="ignore"):
+      delta = (x1 - x2).astype(dtype)
+      exps = exp_fn(-np.abs(delta).astype(np.float64)).astype(dtype)
+      softplus = np.log1p(exps.astype(np.float64)).astype(dtype)
+      if scale != 1:
+        softplus = (np.asarray(scale, dtype) * softplus).astype(dtype)
+      return np.where(np.isnan(delta), x1 + x2, np.maximum(x1, x2) + softplus).astype(dtype)
+  return expected
+
+
+_LOGADDEXP_ROUNDING = (
+    "rounding each operation to the operands' dtype, where NumPy rounds once (its 16-bit "
+    "loops compute in float32): where the two terms nearly cancel (logaddexp(-1, -0.5) "
+    "in bfloat16: -0.02734 against NumPy's -0.02592) the result differs by up to an ulp "
+    "of the larger operand.")
+
+DIVERGENCES.update({
+    "logaddexp_rounds_each_step": Divergence(
+        "jnp.logaddexp is max(x1, x2) + log1p(exp(-|x1 - x2|)), " + _LOGADDEXP_ROUNDING,
+        _logaddexp_in_dtype(np.exp, 1)),
+    "logaddexp2_rounds_each_step": Divergence(
+        "jnp.logaddexp2 is max(x1, x2) + log1p(exp2(-|x1 - x2|)) / log(2), "
+        + _LOGADDEXP_ROUNDING, _logaddexp_in_dtype(np.exp2, 1 / np.log(2))),
+})
+
+
 def _nan_extremum(a, reduction, initial=None, where=None, **kwargs):
   """nanmax/nanmin: NumPy's without `initial`; with it, NaNs become the
   identity, the masked max/min is taken, then combined with `initial` by the

@@ -530,7 +530,7 @@ def _sum_by_rows(ctx, flat, aval, axes, acc):
   shape = ctx.ints([*leading, max(n, 1)])
   columns, width, block = ctx.dim(n), ctx.dim(_COLUMNS), ctx.fresh("b")
   with ctx.lowering.loop(block, -(-n // _COLUMNS), math.prod(aval.shape)):
-    ctx.emit(f"{ctx.function(add_rows)}({flat}, {strides}, {shape}, {ctx.dim(aval.shape[last])}, "
+    ctx.emit(f"{ctx.function(add_rows)}({flat}, {strides}, {shape}, {ctx.dim(aval.shape[last] if aval.shape else 1)}, "
              f"{block} * {width}, min({block} * {width} + {width}, {columns}), {acc})")
 
 

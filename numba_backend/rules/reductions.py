@@ -528,9 +528,10 @@ def _sum_by_rows(ctx, flat, aval, axes, acc):
   strides = ctx.ints([out_strides.get(d, 0) for d in range(last)]
                      + [0] * (aval.ndim - 1 - last) + [1])
   shape = ctx.ints([*leading, max(n, 1)])
+  group = ctx.dim(aval.shape[last] if aval.shape else 1)   # (rank 0: one row)
   columns, width, block = ctx.dim(n), ctx.dim(_COLUMNS), ctx.fresh("b")
   with ctx.lowering.loop(block, -(-n // _COLUMNS), math.prod(aval.shape)):
-    ctx.emit(f"{ctx.function(add_rows)}({flat}, {strides}, {shape}, {ctx.dim(aval.shape[last] if aval.shape else 1)}, "
+    ctx.emit(f"{ctx.function(add_rows)}({flat}, {strides}, {shape}, {group}, "
              f"{block} * {width}, min({block} * {width} + {width}, {columns}), {acc})")
 
 

@@ -14,8 +14,9 @@ import pytest
 import refimpl as jax
 import refimpl.numpy as jnp
 
-pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the thresholds are glibc malloc's (mallopt); "
-                                "elsewhere nothing is set")
+pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc",
+                                reason="the thresholds are glibc malloc's (mallopt); "
+                                       "elsewhere nothing is set")
 
 
 def test_repeated_calls_fault_no_pages_in():

@@ -29,7 +29,7 @@ from numba_backend.kernels import c_strides, kernel_jit
 from numba_backend.lower import (LoweringError, cast, element_to_store, read_element, register,
                                  storage_dtype, type_source)
 from numba_backend.rules.elementwise import complex_abs, numpy_complex_div, numpy_complex_mul
-from numba_backend.rules.special import _pairwise_sum
+from numba_backend.rules.reductions import pairwise
 
 _ROWS, _COLUMNS = 128, 256   # the (k, j) block of the right operand kept in cache
 _BLAS_WORK = 2**16
@@ -323,7 +323,7 @@ def _norm(a, start, stride, count, squares):
   pairwise sum of the squared moduli (`squares` holds at least `count`)."""
   for i in range(count):
     squares[i] = _square_modulus(a[start + i * stride])
-  return math.sqrt(0.0 + _pairwise_sum(squares, count))
+  return math.sqrt(0.0 + pairwise(squares, 0, count, -0.0))
 
 
 @kernel_jit
@@ -339,7 +339,7 @@ def cholesky(x, out, sizes):
       for k in range(j):
         modulus = _modulus(factor[j * n + k])
         squares[k] = modulus * modulus
-      d = a[j * n + j].real - (0.0 + _pairwise_sum(squares, j))
+      d = a[j * n + j].real - (0.0 + pairwise(squares, 0, j, -0.0))
       if not d > 0:   # not positive definite (or NaN)
         factor[:] = _nan_of(factor)
         break

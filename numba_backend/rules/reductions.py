@@ -21,7 +21,7 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.core.extending import intrinsic
+from numba.core.extending import intrinsic, overload
 
 from refimpl import dtypes
 from refimpl.lax import reductions as lax
@@ -133,42 +133,101 @@ def first_half(n):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def pairwise(x, start, n, zero):
-  """NumPy's pairwise_sum of x[start:start + n]: blocks of at most 128
-  elements (`block_sum`), the halves of a longer run split by `first_half`.
-  (Recursive: programs receive it as an argument, which Numba's cache
-  allows; a direct call from another cached function does not link.)"""
-  if n <= 128:
-    return block_sum(x, start, n, zero)
-  n2 = first_half(n)
-  return pairwise(x, start, n2, zero) + pairwise(x, start + n2, n - n2, zero)
+def pairwise_plan(n, scale):
+  """NumPy's pairwise_sum of n * scale real elements as a program of
+  operations (rows of `(slot, start, size)`, in elements of `scale` reals):
+  a block of size <= 128 / scale summed into stack[slot] (`size` > 0), or
+  stack[slot] += stack[slot + 1] (`size` 0). A longer run's halves, split
+  by `first_half`, are summed into slot and slot + 1, then added: the
+  recursion in postfix order, walked once per run length rather than once
+  per row (as a function calling itself, each of its calls would cost a
+  Numba call; complex elements, scale 2, halve as their reals do)."""
+  ops = np.empty((2 * (n * scale // 32) + 1, 3), np.int64)
+  work = np.empty((192, 4), np.int64)   # runs to visit: start, size, slot, and 1 to add
+  work[0, 0], work[0, 1], work[0, 2], work[0, 3] = 0, n * scale, 0, 0
+  top, k = min(n, 1), 0   # (n 0: no operations, the sum is stack[0], zero)
+  while top:
+    top -= 1
+    start, size, slot, add = work[top, 0], work[top, 1], work[top, 2], work[top, 3]
+    if add or size <= 128:
+      ops[k, 0], ops[k, 1], ops[k, 2] = slot, start // scale, size // scale
+      k += 1
+      continue
+    half = first_half(size)   # the left half is visited first, then the right, then the add
+    work[top, 0], work[top, 1], work[top, 2], work[top, 3] = 0, 0, slot, 1
+    work[top + 1, 0], work[top + 1, 1], work[top + 1, 2] = start + half, size - half, slot + 1
+    work[top + 2, 0], work[top + 2, 1], work[top + 2, 2] = start, half, slot
+    work[top + 1, 3] = work[top + 2, 3] = 0
+    top += 3
+  return ops[:k]
 
 
 @numba.njit(cache=True, error_model="numpy")
-def pairwise_stack(x, start, n, zero):
-  """pairwise(x, start, n, zero), its recursion written as a loop over a
-  stack of the runs being summed (a function calling itself cannot be
-  called from another cached function): the same sums, in the same order."""
-  starts, sizes = np.empty(64, np.int64), np.empty(64, np.int64)
-  lefts, right = np.full(64, zero), np.zeros(64, np.bool_)   # a run's left half's sum, and
-  top, starts[0], sizes[0] = 0, start, n                     # whether its right half is next
-  while True:
-    while sizes[top] > 128:   # down to the run's first block
-      right[top] = False
-      starts[top + 1], sizes[top + 1] = starts[top], first_half(sizes[top])
-      top += 1
-    value = block_sum(x, starts[top], sizes[top], zero)
-    while True:   # up, adding each finished right half to its left half's sum
-      if top == 0:
-        return value
-      top -= 1
-      if not right[top]:
-        lefts[top], right[top] = value, True
-        half = first_half(sizes[top])
-        starts[top + 1], sizes[top + 1] = starts[top] + half, sizes[top] - half
-        top += 1
-        break
-      value = lefts[top] + value
+def complex_block_sum(x, start, n, zero):
+  """NumPy's complex sum of a block of n <= 64 elements x[start:start + n]
+  (it counts 2n reals: 4 complex accumulators from 4 elements on)."""
+  if n < 4:
+    res = zero
+    for i in range(start, start + n):
+      res += x[i]
+    return res
+  r0, r1, r2, r3 = zero + x[start], zero + x[start + 1], zero + x[start + 2], zero + x[start + 3]
+  i = 4
+  while i < n - n % 4:
+    r0 += x[start + i]
+    r1 += x[start + i + 1]
+    r2 += x[start + i + 2]
+    r3 += x[start + i + 3]
+    i += 4
+  res = (r0 + r1) + (r2 + r3)
+  while i < n:
+    res += x[start + i]
+    i += 1
+  return res
+
+
+def _block(x, start, n, zero):
+  """NumPy's sum of a block of x from `start`: `block_sum` (n <= 128) for
+  reals, `complex_block_sum` (n <= 64) for complex numbers."""
+
+
+@overload(_block)
+def _block_impl(x, start, n, zero):
+  if isinstance(x.dtype, types.Complex):
+    return lambda x, start, n, zero: complex_block_sum(x, start, n, zero)
+  return lambda x, start, n, zero: block_sum(x, start, n, zero)
+
+
+def _reals(x):
+  """The reals of an element of the array x: 2 if complex, else 1."""
+
+
+@overload(_reals)
+def _reals_impl(x):
+  reals = 2 if isinstance(x.dtype, types.Complex) else 1
+  return lambda x: reals
+
+
+@numba.njit(cache=True, error_model="numpy")
+def planned_sum(x, start, plan, stack, zero):
+  """The pairwise sum of x from `start` that `plan` (`pairwise_plan` of
+  `_reals(x)`) describes, its blocks summed from `zero` (`_block`);
+  `stack` holds 64 partial sums (stack[0] zero for an empty plan)."""
+  for k in range(plan.shape[0]):
+    slot, size = plan[k, 0], plan[k, 2]
+    if size:
+      stack[slot] = _block(x, start + plan[k, 1], size, zero)
+    else:
+      stack[slot] = stack[slot] + stack[slot + 1]
+  return stack[0]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def pairwise(x, start, n, zero):
+  """NumPy's pairwise_sum of x[start:start + n]: blocks of at most 128
+  reals (`_block`), the halves of a longer run split by `first_half` (of
+  its reals), accumulated from `zero`'s type."""
+  return planned_sum(x, start, pairwise_plan(n, _reals(x)), np.full(64, zero), zero)
 
 
 THREADED_ROW = 1 << 18
@@ -187,52 +246,26 @@ def pairwise_threads(x, start, n, zero):
   sizes = np.array([left, half - left, right, n - half - right])
   sums = np.full(4, zero)
   for q in numba.prange(4):
-    sums[q] = pairwise_stack(x, starts[q], sizes[q], zero)
+    sums[q] = pairwise(x, starts[q], sizes[q], zero)
   return (sums[0] + sums[1]) + (sums[2] + sums[3])
 
 
 @numba.njit(cache=True, error_model="numpy")
-def pairwise_complex(x, start, n, zero):
-  """NumPy's complex pairwise_sum of x[start:start + n] (it counts 2n reals:
-  4 complex accumulators, blocks of 64)."""
-  if n < 4:
-    res = zero
-    for i in range(start, start + n):
-      res += x[i]
-    return res
-  if n <= 64:
-    r0, r1, r2, r3 = zero + x[start], zero + x[start + 1], zero + x[start + 2], zero + x[start + 3]
-    i = 4
-    while i < n - n % 4:
-      r0 += x[start + i]
-      r1 += x[start + i + 1]
-      r2 += x[start + i + 2]
-      r3 += x[start + i + 3]
-      i += 4
-    res = (r0 + r1) + (r2 + r3)
-    while i < n:
-      res += x[start + i]
-      i += 1
-    return res
-  n2 = n - n % 8   # NumPy's split of 2n reals: n - (n % 8) reals, n2 / 2 complex
-  n2 //= 2
-  return pairwise_complex(x, start, n2, zero) + pairwise_complex(x, start + n2, n - n2, zero)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def row_sum(x, start, size, run, zero, pairwise):
-  """The sum of x[start:start + size] in NumPy's order: runs of `run`
-  elements summed by `pairwise`, then added in order (run 0: one element
-  at a time), accumulated from `zero` (of the accumulation type)."""
-  acc = zero
-  if run == 0:
-    for j in range(start, start + size):
-      acc = acc + x[j]
-  else:
-    for b in range(start, start + size, run):
-      acc += pairwise(x, b, run, zero)
-  return acc
-
+def row_sums(x, first, stop, size, run, zero, acc):
+  """acc[i] = the sum of row i of x (its `size` elements from i * size) for
+  i in [first, stop), in NumPy's order: runs of `run` elements summed
+  pairwise (`planned_sum`), then added in order (run 0: one element at a
+  time), accumulated from `zero` (of the accumulation type)."""
+  plan, stack = pairwise_plan(max(run, 1), _reals(x)), np.full(64, zero)
+  for i in range(first, stop):
+    total = zero
+    if run == 0:
+      for j in range(i * size, i * size + size):
+        total = total + x[j]
+    else:
+      for b in range(i * size, i * size + size, run):
+        total += planned_sum(x, b, plan, stack, zero)
+    acc[i] = total
 
 @numba.njit(cache=True, error_model="numpy")
 def add_rows(x, strides, shape, group, first, stop, acc):
@@ -476,6 +509,27 @@ def over_rows(ctx, kernel, rows, size, args, acc):
     ctx.emit(f"{acc}[{row}] = {ctx.function(kernel)}({flat}, {row} * {length}, {length}, {args})")
 
 
+_ROWS_A_CALL = 1 << 15
+"""The elements of the rows a call of `row_sums` sums (at least one row):
+it walks the pairwise plan once for them."""
+
+
+def sum_rows(ctx, rows, size, run, dtype, acc):
+  """acc[i] = the sum (`row_sums`) of row i of `rows` (its `size` elements
+  from i * size, of `dtype` values) for each element of the flat array
+  `acc` (of `dtype`'s accumulation type), runs of `run` summed pairwise: a
+  loop of the program over groups of rows, run by threads where large."""
+  count, group, flat = math.prod(ctx.avals_out[0].shape), ctx.fresh("g"), ctx.fresh("f")
+  per_call = max(1, _ROWS_A_CALL // max(size, 1))
+  zero = ctx.lowering.const(0, accumulation_dtype(dtype))
+  ctx.emit(f"{flat} = {rows}")
+  first, rows_a_call = ctx.fresh("r"), ctx.dim(per_call)
+  with ctx.lowering.loop(group, -(-count // per_call), count * size):
+    ctx.emit(f"{first} = {group} * {rows_a_call}")
+    ctx.emit(f"{ctx.function(row_sums)}({flat}, {first}, min({first} + {rows_a_call}, "
+             f"{ctx.dim(count)}), {ctx.dim(size)}, {ctx.dim(run)}, {zero}, {acc})")
+
+
 def new_flat(ctx, size, dtype):
   name = ctx.fresh()
   ctx.emit(f"{name} = np.empty({ctx.dim(size)}, {type_source(dtype)})")
@@ -537,7 +591,7 @@ def _sum_by_rows(ctx, flat, aval, axes, acc):
 
 @register(lax.reduce_sum_p)
 def _reduce_sum(ctx, x, *, axes):
-  """The rows' pairwise sums (`row_sum`; one large row of real floats by
+  """The rows' pairwise sums (`row_sums`; one large row of real floats by
   threads, `pairwise_threads`), or where NumPy adds one element at a time
   with a kept axis after the last reduced one (a choice made at run time,
   as the sizes decide it), `_sum_by_rows`."""
@@ -553,13 +607,12 @@ def _reduce_sum(ctx, x, *, axes):
   with ctx.lowering.block("else:"):
     rows, size = _rows(ctx, x, aval, axes)
     rows = widened(ctx, rows, aval.dtype, math.prod(aval.shape))
-    zero = ctx.lowering.const(0, acc_dtype)
     if (threads.AVAILABLE and math.prod(out_aval.shape) == 1 and size >= THREADED_ROW
         and run == size and not dtypes.is_complex(aval.dtype)):
-      ctx.emit(f"{acc}[0] = {ctx.function(pairwise_threads)}({rows}, 0, {ctx.dim(size)}, {zero})")
+      ctx.emit(f"{acc}[0] = {ctx.function(pairwise_threads)}({rows}, 0, {ctx.dim(size)}, "
+               f"{ctx.lowering.const(0, acc_dtype)})")
     else:
-      add = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
-      over_rows(ctx, row_sum, rows, size, f"{ctx.dim(run)}, {zero}, {ctx.function(add)}", acc)
+      sum_rows(ctx, rows, size, run, aval.dtype, acc)
   return stored(ctx, acc, acc_dtype, out_aval)
 
 

@@ -19,7 +19,7 @@ from refimpl.lax.special import (_ERF_INV_F32, _ERF_INV_F64, _LOG1P_DENOMINATOR,
                                  _LOG1P_NUMERATOR, _euler_maclaurin_coefficients,
                                  _zeta_of_integers)
 from numba_backend.lower import cast, register_elementwise
-from numba_backend.rules.reductions import block_sum
+from numba_backend.rules.reductions import pairwise
 from numba_backend.scalars import fma, scalar_jit
 
 _EPS = lax._EPS
@@ -140,37 +140,6 @@ def digamma(x):
 
 
 @scalar_jit
-def _pairwise_sum(a, n):
-  """NumPy's pairwise summation of a[:n] (as np.sum adds float64): blocks of
-  at most 128, halves split at a multiple of 8. The recursion is walked with
-  an explicit stack (Numba does not cache recursive functions)."""
-  starts, sizes = np.empty(64, np.int64), np.empty(64, np.int64)
-  stages, lefts = np.zeros(64, np.int64), np.empty(64)
-  starts[0], sizes[0], depth, value = 0, n, 0, 0.0
-  while depth >= 0:
-    start, size = starts[depth], sizes[depth]
-    if size <= 128:
-      value = block_sum(a, start, size, -0.0)
-      depth -= 1
-      continue
-    half = size // 2
-    half -= half % 8
-    if stages[depth] == 2:   # both halves summed
-      value = lefts[depth] + value
-      depth -= 1
-      continue
-    if stages[depth] == 0:   # sum the left half
-      child_start, child_size = start, half
-    else:   # the left half's sum is `value`: sum the right half
-      lefts[depth] = value
-      child_start, child_size = start + half, size - half
-    stages[depth] += 1
-    depth += 1
-    starts[depth], sizes[depth], stages[depth] = child_start, child_size, 0
-  return value
-
-
-@scalar_jit
 def zeta(x, q):
   if x != x or q != q:
     return _nan
@@ -195,7 +164,7 @@ def zeta(x, q):
     terms = np.empty(shift)
     for k in range(shift):
       terms[k] = (q + k) ** -x
-    total = 0.0 + _pairwise_sum(terms, shift)
+    total = 0.0 + pairwise(terms, 0, shift, -0.0)
     q += shift
   n = 0
   while True:

@@ -21,8 +21,8 @@ from numba_backend import scalars as S
 from numba_backend.kernels import c_strides
 from numba_backend.lower import (LoweringError, element_to_store, lower_jaxpr, read_element,
                                  register, scalar_dtype, storage_dtype)
-from numba_backend.rules.reductions import (new_flat, over_rows, pairwise, pairwise_complex,
-                                            pairwise_run, row_fold, row_sum, stored, widened)
+from numba_backend.rules.reductions import (new_flat, over_rows, pairwise_run, row_fold, stored,
+                                            sum_rows, widened)
 
 _JIT = dict(cache=True, error_model="numpy")
 
@@ -132,9 +132,7 @@ def _reduce_window_sum(ctx, x, **params):
   windows, size, acc = _monoid_window(ctx, x, params, acc_dtype, 0)
   run = pairwise_run(tuple(out_aval.shape) + tuple(params["window_dimensions"]),
                      range(aval.ndim, 2 * aval.ndim))
-  add = pairwise_complex if dtypes.is_complex(aval.dtype) else pairwise
-  over_rows(ctx, row_sum, windows, size,
-            f"{ctx.dim(run)}, {ctx.lowering.const(0, acc_dtype)}, {ctx.function(add)}", acc)
+  sum_rows(ctx, windows, size, run, aval.dtype, acc)
   return stored(ctx, acc, acc_dtype, out_aval)
 
 

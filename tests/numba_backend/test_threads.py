@@ -83,14 +83,58 @@ def test_threaded_loops_match_the_reference_with_any_thread_count(dtype):
       assert_same(e, a, f"result {k} with {count} threads")
 
 
+def numpy_pairwise(x, zero, block):
+  """NumPy's pairwise_sum of the list x from `zero`, as its C source adds:
+  one element at a time below 8 reals, eight real accumulators up to 128
+  reals (`block` elements), else the halves, split at a multiple of 8 reals."""
+  reals = 128 // block
+  n = len(x)
+  if n * reals < 8:
+    total = zero
+    for v in x:
+      total += v
+    return total
+  if n <= block:
+    lanes = 8 // reals
+    r = [zero + v for v in x[:lanes]]
+    stop = n - n % lanes
+    for i in range(lanes, stop, lanes):
+      r = [a + v for a, v in zip(r, x[i:i + lanes])]
+    while len(r) > 1:
+      r = [r[j] + r[j + 1] for j in range(0, len(r), 2)]
+    total = r[0]
+    for v in x[stop:]:
+      total += v
+    return total
+  half = n * reals // 2
+  half = (half - half % 8) // reals
+  return numpy_pairwise(x[:half], zero, block) + numpy_pairwise(x[half:], zero, block)
+
+
 @settings(max_examples=50, deadline=None)
 @given(n=st.integers(0, 5000), start=st.integers(0, 9), seed=st.integers(0, 2**32 - 1))
-def test_pairwise_without_recursion_sums_as_pairwise(n, start, seed):
-  """pairwise_stack (what pairwise_threads' threads call) gives pairwise's
-  sums bit for bit, the same halvings in the same order."""
-  x = (np.random.default_rng(seed).standard_normal(start + n) * 10).astype(np.float32)
-  assert (reductions.pairwise_stack(x, start, n, 0.0).hex()
-          == reductions.pairwise(x, start, n, 0.0).hex())
+def test_pairwise_sums_in_numpys_order(n, start, seed):
+  """`pairwise` (what pairwise_threads' threads call), and `row_sums` of
+  real and complex rows, add in NumPy's pairwise order: bit for bit with
+  its recursion written out, for runs of every length (a row of n is a run
+  of n, then runs of 100 added in order, then one element at a time)."""
+  rng = np.random.default_rng(seed)
+  x = (rng.standard_normal(start + n) * 10).astype(np.float32)
+  values = [float(v) for v in x[start:]]
+  assert reductions.pairwise(x, start, n, 0.0).hex() == numpy_pairwise(values, 0.0, 128).hex()
+  z = x.astype(np.complex128) + 1j * rng.standard_normal(start + n)
+  for row, zero, width in [(x[start:], 0.0, 128), (z[start:], 0j, 64)]:
+    row = np.ascontiguousarray(row)
+    for run in (n, 100, 0):
+      if run and n % run:
+        continue
+      acc = np.full(1, np.nan, type(zero))
+      reductions.row_sums(row, 0, 1, n, run, zero, acc)
+      expected = zero
+      for b in range(0, n, run or 1):
+        part = [type(zero)(v) for v in row[b:b + (run or 1)]]
+        expected = expected + (numpy_pairwise(part, zero, width) if run else part[0])
+      assert acc[0] == expected and str(acc[0]) == str(expected), (run, zero)
 
 
 @pytest.mark.parametrize("count", [None, 1])

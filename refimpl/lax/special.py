@@ -67,8 +67,16 @@ def _exp(v):
 
 
 def _pow(base, exponent):
-  """base ** exponent by IEEE rules (inf on overflow, 0 on underflow)."""
-  return float(np.power(np.float64(base), np.float64(exponent)))
+  """base ** exponent as the C library's pow computes it, by IEEE rules (inf
+  on overflow, 0 on underflow, NaN for a negative base and a fractional
+  exponent): math.pow, or where it raises instead of giving an infinity or
+  NaN, np.power (such results are exact). np.power itself is not used for
+  the rest: its float64 loop is SVML's on CPUs with AVX-512, a few ulps
+  from the C library's, and these rules must not depend on the CPU."""
+  try:
+    return math.pow(base, exponent)
+  except (OverflowError, ValueError):
+    return float(np.power(np.float64(base), np.float64(exponent)))
 
 
 def _is_integer(v):
@@ -203,7 +211,7 @@ def _zeta_scalar(x, q):
     shift = math.ceil(-q)
     if shift > 10 ** 6:
       return _nan
-    total = float(np.sum(np.power(q + np.arange(shift), -x)))
+    total = float(np.sum(np.array([_pow(q + k, -x) for k in range(shift)])))
     q += shift
   n = 0
   while True:   # direct summation, until the terms vanish or Euler-Maclaurin is accurate

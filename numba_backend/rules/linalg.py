@@ -625,6 +625,15 @@ def singular_values(x, s, sizes):
 
 
 @kernel_jit
+def _times_power_of_two(x, k):
+  """The array x times 2**k, by two factors of about 2**(k/2), each a float
+  where 2**k may not be (|k| > 1023, as a subnormal matrix's scale): exact
+  for an element that stays a normal float."""
+  half = k // 2
+  return x * math.ldexp(1.0, half) * math.ldexp(1.0, k - half)
+
+
+@kernel_jit
 def eig(x, w, vl, vr, sizes, flags):
   """The reference's eig (`_eig_matrix`: geev, and each left vector the last
   right singular vector of (x - w_j)^H, its largest component made real and
@@ -647,13 +656,13 @@ def eig(x, w, vl, vr, sizes, flags):
     largest = 0.0
     for value in a.flat:
       largest = max(largest, abs(value))
-    scale = 1.0   # SciPy's geev leaves the eigenvalues of a matrix it rescales scaled:
+    exponent = 0   # SciPy's geev leaves the eigenvalues of a matrix it rescales scaled:
     if largest > 1e130 or 0 < largest < 1e-130:   # rescale it by a power of two here
-      scale = 2.0 ** -math.floor(math.log2(largest))
-    info, values, vectors = _geev(a * scale)
+      exponent = -math.frexp(largest)[1]
+    info, values, vectors = _geev(_times_power_of_two(a, exponent))
     if info:
       continue
-    values = values / scale
+    values = _times_power_of_two(values, -exponent)
     try:
       if left:
         for j in range(n):

@@ -331,6 +331,18 @@ def test_factorizations(dtype, data):
   check_programs(dtype, programs, x, pivots)
 
 
+@pytest.mark.parametrize("x", [np.array([[np.finfo(np.float64).max]]), np.full((2, 2), 2.0**1023),
+                               np.array([[5e-324, -1e-320], [0.0, 2e-310]])], ids=str)
+def test_eig_of_the_largest_and_smallest_floats(x):
+  """eig rescales a matrix whose largest modulus is beyond LAPACK's range
+  by a power of two, exactly (the largest float's, 2**-1024, is not 0), and
+  agrees with the reference as LAPACK's rescaling does."""
+  check_programs(np.float64, {"eig": lambda x: list(linalg.eig(x)),
+                              "eigenvalues": lambda x: list(linalg.eig(
+                                  x, compute_left_eigenvectors=False,
+                                  compute_right_eigenvectors=False))}, x)
+
+
 @pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
 @SETTINGS
 @given(data=st.data())

@@ -545,8 +545,10 @@ def _of_limit(limit, res):
 def report(timed, firsts, compare, scale, machine):
   """The table (text) and the JSON rows; `machine`, `machine_limits()`."""
   other = compare[1] if compare else None
+  kernels = os.environ.get("OPENBLAS_CORETYPE")   # OpenBLAS's kernels, where the environment names them
   lines = [f"machine limits: memory bandwidth {machine['bandwidth'] / 1e9:.1f} GB/s (bytes "
-           f"read and written), float32 matmul {machine['sgemm'] / 1e9:.0f} GFLOP/s", "",
+           f"read and written), float32 matmul {machine['sgemm'] / 1e9:.0f} GFLOP/s"
+           + (f" (OpenBLAS's {kernels} kernels, by OPENBLAS_CORETYPE)" if kernels else ""), "",
            f"{'':58} {'numba':>10} {'':>10} {'':>6} {'reference':>10} {'numpy':>10} "
            f"{other or '':>10} {'':>7} {'machine':>9} {'numba':>6}",
            f"{'workload':58} {'min':>10} {'median':>10} {'noise':>6} {'min':>10} {'min':>10} "

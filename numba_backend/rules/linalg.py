@@ -97,12 +97,12 @@ def _finite(x):
 
 @kernel_jit
 def blas_matmul(a, b, out, sizes):
-  """batched_matmul's product, by BLAS's gemm where the operands are finite
-  and the product large (floats and complex numbers)."""
+  """batched_matmul's product into `out` (not zeroed: gemm writes every
+  element), by BLAS's gemm where the operands are finite and the product
+  large (floats and complex numbers)."""
   batch, m, depth, n = sizes[0], sizes[1], sizes[2], sizes[3]
-  if m == 0 or depth == 0 or n == 0:   # an empty sum: out stays zero
-    return
   if m * depth * n < _BLAS_WORK or not (_finite(a) and _finite(b)):
+    out[:] = 0   # (an empty sum, depth 0, stays zero)
     batched_matmul(a, b, out, sizes)
     return
   for p in range(batch):
@@ -160,8 +160,9 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
   a = operand(ctx, lhs, lhs_aval, [*lb, *lhs_free, *lc], compute)
   b = operand(ctx, rhs, rhs_aval, [*rb, *rc, *rhs_free], compute)
   out = ctx.fresh()
-  ctx.emit(f"{out} = np.zeros({ctx.dim(math.prod(out_aval.shape))}, {type_source(compute)})")
   matmul = blas_matmul if dtypes.is_inexact(compute) else batched_matmul
+  ctx.emit(f"{out} = np.{'empty' if matmul is blas_matmul else 'zeros'}"
+           f"({ctx.dim(math.prod(out_aval.shape))}, {type_source(compute)})")
   ctx.emit(f"{ctx.function(matmul)}({a}, {b}, {out}, {ctx.ints(sizes)})")
   return from_compute(ctx, out, compute, out_aval)
 

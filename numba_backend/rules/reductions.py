@@ -267,6 +267,7 @@ def row_sums(x, first, stop, size, run, zero, acc):
         total += planned_sum(x, b, plan, stack, zero)
     acc[i] = total
 
+
 @numba.njit(cache=True, error_model="numpy")
 def add_rows(x, strides, shape, group, first, stop, acc):
   """acc[p + j] += x[r * n + j] for j in [first, stop) and each row r of x

@@ -198,6 +198,52 @@ class Lowering:
       finally:
         self._in_threads ^= threaded
 
+  @contextlib.contextmanager
+  def elements(self, index, count):
+    """Statements emitted inside the `with` go in the loop `for index in
+    range(count)` (`count` the source of an integer) of independent
+    iterations over elements, one thread's on the CPU (a target may run
+    them in parallel: numba_backend/cuda)."""
+    with self.block(f"for {index} in range({count}):"):
+      yield
+
+  checks_rounding = True
+  """Whether loops over elements compute float32 transcendentals by the fast
+  functions of checked.py, checking their rounding (`RuleContext.checked`);
+  else by libm's float64 functions, rounded."""
+
+  def rule(self, eqn):
+    """The lowering rule of `eqn`'s primitive (None for an elementwise one
+    without a rule of its own: its scalar rule applies)."""
+    return _rule(eqn)
+
+  def scalar(self, expr, dtype):
+    """Source of the rank-0 value of `dtype` that `expr` computes outside loops."""
+    return expr
+
+  def float64_function(self, name):
+    """Source naming the float64 function `name` (`np.exp`, `S.logistic`, ...)
+    of an elementwise rule for this target."""
+    return name
+
+  def allocation(self, shape, dtype):
+    """Source of a new uninitialized array of `shape` and `dtype` (sources)."""
+    return f"np.empty({shape}, {dtype})"
+
+  def strided_copy(self, source, offset, strides, shape, out):
+    """Writes the copy into the flat array `out` of the strided view of the
+    flat array `source` (all sources: `offset` an integer's, `strides` and
+    `shape` int64 arrays'): out[k] = source[offset + sum_j i_j * strides[j]]
+    for the row-major multi-index i of k over `shape` (`kernels.strided_copy`)."""
+    self.emit(f"K.strided_copy({source}, {offset}, {strides}, {shape}, {out})")
+
+  def source(self, signature):
+    """The program's module body: its imports and `program(signature)`, compiled by Numba."""
+    imports = [f"import {module} as {alias}" for module, alias in self.imports.items()]
+    options = f", parallel={threads.PARALLEL_OPTIONS}" if self.threaded else ""
+    return "\n".join([*imports, "", "", f"@numba.njit(cache=True, error_model=\"numpy\"{options})",
+                      f"def program({signature}):", *self.lines, ""])
+
   def function(self, fn):
     """Source naming the Numba function `fn` (defined at the top level of a
     module, e.g. a rule module's kernel) in the program's module."""
@@ -305,7 +351,8 @@ class RuleContext:
   def empty(self, aval):
     """A new uninitialized array of `aval` (its storage dtype); its name."""
     name = self.fresh()
-    self.emit(f"{name} = np.empty({self.shape(aval.shape)}, {type_source(storage_dtype(aval.dtype))})")
+    dtype = type_source(storage_dtype(aval.dtype))
+    self.emit(f"{name} = {self.lowering.allocation(self.shape(aval.shape), dtype)}")
     return name
 
   def empty_flat(self, aval):
@@ -342,7 +389,7 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True, destinations=None):
       i = end
       continue
     eqn = eqns[i]
-    rule = _rule(eqn)
+    rule = lowering.rule(eqn)
     ctx = RuleContext(lowering, eqn)
     operands = [read(a) for a in eqn.invars]
     if rule is None and on_keys(eqn):
@@ -383,7 +430,7 @@ def _inline_calls(lowering, eqns, outvars, env):
 
     for eqn in eqns:
       invars = [atom(a) for a in eqn.invars]
-      if eqn.primitive.call_jaxpr_param is not None and _rule(eqn) is None:
+      if eqn.primitive.call_jaxpr_param is not None and lowering.rule(eqn) is None:
         closed = eqn.params[eqn.primitive.call_jaxpr_param]
         inner = dict(zip(closed.jaxpr.invars, invars))
         for v, value in zip(closed.jaxpr.constvars, closed.consts):
@@ -403,7 +450,8 @@ def _inline_calls(lowering, eqns, outvars, env):
 
 def _lower_scalar(ctx, scalar_rule, operands, eqn):
   name = ctx.fresh()
-  ctx.emit(f"{name} = {scalar_rule(ctx, *operands, **eqn.params)}")
+  value = scalar_rule(ctx, *operands, **eqn.params)
+  ctx.emit(f"{name} = {ctx.lowering.scalar(value, eqn.outvars[0].aval.dtype)}")
   return name
 
 
@@ -701,8 +749,8 @@ def _lower_elements(lowering, eqns, rows, written, scalars, size):
       lowering.emit(f"{row}[{index}] = {element_to_store(local[v], v.aval.dtype)}")
 
   count = lowering.dim(size)
-  start, lowering.unsure = len(lowering.lines), []
-  with lowering.block(f"for {index} in range({count}):"):
+  start, lowering.unsure = len(lowering.lines), [] if lowering.checks_rounding else None
+  with lowering.elements(index, count):
     body()
   unsure, lowering.unsure = lowering.unsure, None
   blocks = -(-size // _BLOCK)
@@ -732,14 +780,15 @@ def _lower_elements(lowering, eqns, rows, written, scalars, size):
 
 # --- the program -------------------------------------------------------------------------
 
-def lower_program(jaxpr):
+def lower_program(jaxpr, lowering=None):
   """The source of `program(d, c_<dtype>..., *args)` (its imports, then its
-  definition, compiled by `numba.njit`) evaluating `jaxpr` (no
+  definition, compiled by `numba.njit`; `lowering.source`'s, for a
+  `Lowering` of another target) evaluating `jaxpr` (no
   constvars: the backend receives consts as inputs), and the arrays `d`,
   `c_<dtype>`... it is called with. Each argument is an array (rank 0
   too); the result is the tuple of the outputs (arrays, and scalars for
   rank 0)."""
-  lowering = Lowering()
+  lowering = lowering or Lowering()
   params = [f"a{i}" for i in range(len(jaxpr.invars))]
   args = []
   for name, v in zip(params, jaxpr.invars):
@@ -747,16 +796,14 @@ def lower_program(jaxpr):
       args.append(name)
     else:
       value = lowering.fresh()
-      lowering.emit(f"{value} = {read_element(f'{name}.item()', v.aval.dtype)}")
+      element = read_element(f"{name}.item()", v.aval.dtype)
+      lowering.emit(f"{value} = {lowering.scalar(element, v.aval.dtype)}")
       args.append(value)
   outs = lower_jaxpr(lowering, jaxpr, args)
   lowering.emit("return (" + "".join(f"{o}, " for o in outs) + ")")
   const_names = sorted(lowering.consts)
   arrays = [f"k{i}" for i in range(len(lowering.arrays))]
   signature = ", ".join(["d", *(f"c_{n}" for n in const_names), *arrays, *params])
-  imports = [f"import {module} as {alias}" for module, alias in lowering.imports.items()]
-  options = f", parallel={threads.PARALLEL_OPTIONS}" if lowering.threaded else ""
-  source = "\n".join([*imports, "", "", f"@numba.njit(cache=True, error_model=\"numpy\"{options})",
-                       f"def program({signature}):", *lowering.lines, ""])
+  source = lowering.source(signature)
   constants = [np.array(lowering.consts[n], np.dtype(n)) for n in const_names] + lowering.arrays
   return source, np.array(lowering.dims, np.int64), constants

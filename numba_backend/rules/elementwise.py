@@ -511,7 +511,7 @@ def _float64_function(function):
       value = ctx.checked(_CHECKED_FUNCTIONS[function], _wide(x, dtype))
       if value is not None:
         return cast(value, _out(ctx))
-    return cast(f"{fn}({_wide(x, dtype)})", _out(ctx))
+    return cast(f"{ctx.lowering.float64_function(fn)}({_wide(x, dtype)})", _out(ctx))
   return rule
 
 

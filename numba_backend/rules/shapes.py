@@ -72,8 +72,8 @@ def strided(ctx, x, aval, out_aval, offset, strides):
   if not out_aval.shape and not aval.shape:
     return x
   out, out_flat = ctx.empty_flat(out_aval)
-  ctx.emit(f"K.strided_copy({ctx.flat(x, aval)}, {ctx.dim(offset)}, {ctx.ints(strides)}, "
-           f"{ctx.ints(out_aval.shape)}, {out_flat})")
+  ctx.lowering.strided_copy(ctx.flat(x, aval), ctx.dim(offset), ctx.ints(strides),
+                            ctx.ints(out_aval.shape), out_flat)
   return ctx.result(out, out_aval)
 
 

@@ -2,14 +2,20 @@
 family, dtype and rank: minutes of compiling on a fresh machine (seconds
 once the programs are in the disk cache). The default suite runs the files
 in DEFAULT; the others are marked `numba_full` and run on request:
-`python -m pytest -m numba_full` (or `-m ""` for everything)."""
+`python -m pytest -m numba_full` (or `-m ""` for everything).
 
+The numba-cuda backend's kernels run in numba's CUDA simulator here (set
+before anything imports numba.cuda, which reads it once)."""
+
+import os
 import pathlib
 
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
-DEFAULT = {"test_cache.py", "test_calls.py", "test_checked.py", "test_control_flow.py",
+os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+DEFAULT = {"test_cache.py", "test_calls.py", "test_checked.py", "test_control_flow.py", "test_cuda.py",
            "test_host.py", "test_indexing_bounds.py", "test_random_programs.py",
            "test_memory.py", "test_threads.py"}
 

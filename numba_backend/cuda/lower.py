@@ -1,0 +1,127 @@
+"""The numba-cuda lowering: the CPU backend's lowering interpreter
+(numba_backend/lower.py) and its rules, with a program that runs on the host
+and launches kernels.
+
+The program is the CPU backend's source, run by Python rather than compiled:
+each loop over independent elements that is not inside another becomes a
+CUDA kernel, a grid-stride loop over those elements, compiled by numba-cuda
+(the scalar rules' functions of scalars.py and checked.py compile for the
+device as they do for the CPU); the program launches it with the arrays,
+static integers and literals its body names. Arrays live on the device; the
+statements between kernels (allocations, views, rank-0 values) run on the
+host. Float32 transcendentals are libm's float64 functions rounded (the
+device's libdevice), not the CPU's checked fast functions.
+
+A primitive is lowered here only where its CPU rule is one of the rules this
+target runs (`CUDA_RULES`: none yet beyond the fused elementwise loops);
+any other raises LoweringError naming it.
+"""
+
+import ast
+import builtins
+import contextlib
+
+from numba_backend import lower
+
+CUDA_RULES = {}
+"""primitive -> lowering rule of this target (a CPU rule that runs here, or its own)."""
+
+_MODULES = {"np", "math", "numba", "cuda", "S", "K", "G"}
+"""The module aliases of a program's module: names a kernel does not take as arguments."""
+
+
+class KernelLowering(lower.Lowering):
+  """A program for the host whose independent loops over elements are kernels."""
+
+  checks_rounding = False
+
+  def __init__(self):
+    super().__init__()
+    self.kernels = []   # the kernels' sources
+    self._in_kernel = False
+
+  def threads(self, count, elements, costly=False):
+    return False   # no CPU threads: the kernels are the parallel loops
+
+  def rule(self, eqn):
+    rule = lower._rule(eqn)
+    if rule is not None and CUDA_RULES.get(eqn.primitive) is not rule:
+      raise lower.LoweringError(
+          f"the numba-cuda backend has no lowering for primitive '{eqn.primitive.name}' yet "
+          f"(in equation: {eqn}); the numba backend (CPU) lowers it")
+    return rule
+
+  def scalar(self, expr, dtype):
+    # (Python runs it: NumPy's .item() and Numba functions give Python scalars)
+    return f"{lower.type_source(lower.scalar_dtype(dtype))}({expr})"
+
+  def float64_function(self, name):
+    return f"S.{name[3:]}" if name.startswith("np.") else name   # (no NumPy ufuncs in kernels)
+
+  def allocation(self, shape, dtype):
+    return f"G.empty({shape}, {dtype})"
+
+  @contextlib.contextmanager
+  def loop(self, index, count, elements, costly=False):
+    with self.elements(index, self.dim(count)):
+      yield
+
+  @contextlib.contextmanager
+  def elements(self, index, count):
+    """A kernel whose threads run the iterations (grid-stride), where not in
+    another kernel (there: one thread's loop)."""
+    if self._in_kernel:
+      with super().elements(index, count):
+        yield
+      return
+    start, depth = len(self.lines), self.depth
+    self._in_kernel = True
+    try:
+      with self.block(f"for {index} in range(cuda.grid(1), {count}, cuda.gridsize(1)):"):
+        yield
+    finally:
+      self._in_kernel = False
+    body = [line[4 * depth:] for line in self.lines[start:]]
+    del self.lines[start:]
+    params = _free_names(body, set(self.imports.values()))
+    name = f"kernel{len(self.kernels)}"
+    self.kernels.append("\n".join(["@cuda.jit(cache=True)", f"def {name}({', '.join(params)}):",
+                                   *("    " + line for line in body), ""]))
+    arguments = ", ".join(self._on_device(p) for p in params)
+    self.emit(f"G.launch({name}, {count}, {arguments})")
+
+  def strided_copy(self, source, offset, strides, shape, out):
+    flat, into, index = self.fresh("f"), self.fresh("f"), self.fresh("i")
+    self.emit(f"{flat} = {source}")
+    self.emit(f"{into} = {out}")
+    position, rest, axis = self.fresh("p"), self.fresh("q"), self.fresh("j")
+    with self.elements(index, f"{into}.size"):
+      self.emit(f"{position}, {rest} = {offset}, {index}")
+      with self.block(f"for {axis} in range({shape}.size - 1, -1, -1):"):
+        self.emit(f"{position} += ({rest} % {shape}[{axis}]) * {strides}[{axis}]")
+        self.emit(f"{rest} //= {shape}[{axis}]")
+      self.emit(f"{into}[{index}] = {flat}[{position}]")
+
+  def source(self, signature):
+    imports = [f"import {module} as {alias}" for module, alias in self.imports.items()]
+    devices = ", ".join(self._on_device(p) for p in signature.split(", ")
+                        if self._on_device(p) != p)
+    return "\n".join([*imports, "", "", *("\n" + k for k in self.kernels), "",
+                      f"def program({devices}, {signature}):", *self.lines, ""])
+
+  def _on_device(self, name):
+    """The program's name for the device copy of the static integers `d`, a
+    literal array `c_<dtype>` or an array constant `k<i>`; other names as they are."""
+    constant = name[:1] == "k" and name[1:].isdigit() and int(name[1:]) < len(self.arrays)
+    return f"{name}_dev" if name == "d" or name.startswith("c_") or constant else name
+
+
+def _free_names(lines, aliases):
+  """The names the statements `lines` read without assigning them first
+  (sorted), less modules and builtins."""
+  tree = ast.parse("\n".join(lines))
+  assigned, read = set(), set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Name):
+      (assigned if isinstance(node.ctx, ast.Store) else read).add(node.id)
+  return sorted(read - assigned - _MODULES - aliases - set(dir(builtins)))

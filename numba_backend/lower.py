@@ -218,7 +218,8 @@ class Lowering:
     return _rule(eqn)
 
   def scalar(self, expr, dtype):
-    """Source of the rank-0 value of `dtype` that `expr` computes outside loops."""
+    """Source of the scalar of `dtype` (a rank-0 value, or an element in a
+    loop) that the source `expr` computes."""
     return expr
 
   def float64_function(self, name):
@@ -744,7 +745,7 @@ def _lower_elements(lowering, eqns, rows, written, scalars, size):
       ctx = RuleContext(lowering, eqn)
       expr = ELEMENTWISE_RULES[eqn.primitive](ctx, *[element(a) for a in eqn.invars], **eqn.params)
       local[v] = lowering.fresh("e")
-      lowering.emit(f"{local[v]} = {expr}")
+      lowering.emit(f"{local[v]} = {lowering.scalar(expr, v.aval.dtype)}")
     for v, row in written.items():
       lowering.emit(f"{row}[{index}] = {element_to_store(local[v], v.aval.dtype)}")
 

@@ -74,7 +74,8 @@ class JitPrimitive(core.Primitive):
     was built rather than on every call; under a transformation, its rule."""
     if type(core.current_trace()) is not core.EvalTrace or config.checking_floats:
       return super().bind(*args, jaxpr=jaxpr, name=name, backend=backend)
-    values = [core.to_numpy(x) for x in args]
+    data = core.to_data if backends.device_backend(backend or config.backend) else core.to_numpy
+    values = [data(x) for x in args]
     outs = core._run_impl(self, values, {"jaxpr": jaxpr, "name": name, "backend": backend})
     return [core._result_array(self, out, aval, values)
             for out, aval in zip(outs, jaxpr.out_avals)]
@@ -249,15 +250,16 @@ class _EagerCall:
   (machinery: the results are those of tracing again, finding the trace
   in the cache and binding jit_p eagerly)."""
 
-  __slots__ = ("program", "consts", "out_avals", "out_tree")
+  __slots__ = ("program", "consts", "out_avals", "out_tree", "device")
 
   def __init__(self, closed, backend, out_tree):
     self.program = jit_p._compile(closed, backend)
     self.consts = [core.to_numpy(c) for c in closed.consts]
     self.out_avals, self.out_tree = closed.out_avals, out_tree
+    self.device = backends.device_backend(backend) is not None
 
   def __call__(self, args):
-    values = [a._value for a in args]
+    values = [core.to_data(a) for a in args] if self.device else [a._value for a in args]
     outs = _run_program(self.program, self.consts, values)
     return tree_util.tree_unflatten(self.out_tree, [
         core._result_array(jit_p, out, aval, values) for out, aval in zip(outs, self.out_avals)])
@@ -694,7 +696,7 @@ def eval_shape(fun, *args, **kwargs):
 # --- devices and data movement ----------------------------------------------
 
 class Device:
-  """The single CPU device the reference implementation runs on."""
+  """The CPU device the reference implementation runs on."""
 
   id = 0
   platform = "cpu"
@@ -703,34 +705,78 @@ class Device:
   def __repr__(self):
     return "CpuDevice(id=0)"
 
+  def put(self, data):
+    """NumPy `data` as this device holds it: itself."""
+    return data
+
 
 _CPU = Device()
 
+_GPU_NAMES = ("gpu", "cuda")
+"""JAX's platform names that select the device backend of CUDA GPUs."""
+
+_GPU_BACKEND = "numba-cuda"
+
+
+def _devices_of(backend):
+  """The devices of `backend` (a platform or backend name; None: the
+  configured backend): a device backend's own, else the CPU."""
+  if backend is None:
+    backend = config.backend
+    try:
+      backends.get_backend(backend)   # (loaded if only declared, so that its devices are known)
+    except (ValueError, RuntimeError):
+      return [_CPU]   # (jit raises where it is called)
+  elif backend == "cpu":
+    return [_CPU]
+  elif backend in _GPU_NAMES:
+    try:
+      backends.get_backend(_GPU_BACKEND)
+    except (ValueError, RuntimeError) as err:
+      raise RuntimeError(f"Unknown backend {backend!r}: no GPU backend is available ({err}); "
+                         "install refimpl's numba-cuda extra on a machine with a CUDA GPU") from err
+    backend = _GPU_BACKEND
+  found = backends.device_backend(backend)
+  return found() if found is not None else [_CPU]
+
 
 def devices(backend=None):
-  return [_CPU]
+  """The devices of `backend` ("cpu", "gpu" or "cuda", or a backend's name),
+  by default of the configured backend: the GPUs of a device backend, else
+  the one CPU."""
+  return list(_devices_of(backend))
 
 
 def local_devices(process_index=None, backend=None):
-  return [_CPU]
+  return devices(backend)
 
 
 def device_count(backend=None):
-  return 1
+  return len(devices(backend))
 
 
 def local_device_count(backend=None):
-  return 1
+  return device_count(backend)
 
 
 def default_backend():
-  return "cpu"
+  """The platform of the configured backend's devices: "cpu" or "gpu"."""
+  return devices()[0].platform
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-  """Converts the leaves of `x` to Arrays (they already live on the one device)."""
+  """Converts the leaves of `x` to Arrays on `device` (by default the
+  configured backend's first device): on a GPU their data is copied to a
+  device buffer; on the CPU a device buffer is copied to the host."""
   import refimpl.numpy as jnp
-  return tree_util.tree_map(jnp.asarray, x)
+  device = device if isinstance(device, Device) or hasattr(device, "put") else devices()[0]
+
+  def put(leaf):
+    leaf = jnp.asarray(leaf)
+    if not isinstance(leaf, core._array_type()) or leaf.device is device:
+      return leaf
+    return core.make_array(device.put(np.asarray(leaf)), leaf.aval)
+  return tree_util.tree_map(put, x)
 
 
 def device_get(x):
@@ -744,5 +790,8 @@ def device_get(x):
 
 
 def block_until_ready(x):
-  """Waits for the arrays in pytree `x` (computation is eager here); returns `x`."""
+  """Waits for the computation of the arrays in pytree `x`; returns `x`."""
+  for leaf in tree_util.tree_leaves(x):
+    if isinstance(leaf, core.ConcreteArray):
+      leaf.block_until_ready()
   return x

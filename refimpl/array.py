@@ -3,6 +3,11 @@
 An Array wraps a read-only NumPy array and a weak-type flag (set for values
 that came from Python scalars, so that `Array(2.0) * float16_array` stays
 float16). Arrays cannot be updated in place: use `x.at[idx].set(y)`.
+
+An Array a device backend computed holds its `core.DeviceBuffer` instead:
+the data stays on the device, passed as it is to that backend's next
+programs, and is copied to the host the first time the host reads it
+(NumPy conversion, printing, indexing on the host, eager operations).
 """
 
 import numpy as np
@@ -36,22 +41,37 @@ def array_repr_text(value, weak_type=False, max_line_width=None, precision=None,
 class Array(ArrayMethods, core.ConcreteArray):
   """A concrete array: NumPy data plus JAX's weak-type flag."""
 
-  __slots__ = ("_value", "_weak_type", "_aval")
+  __slots__ = ("_host", "_buffer", "_weak_type", "_aval")
   __array_priority__ = 100
 
   def __init__(self, value, weak_type=False):
-    value = np.array(value, copy=True) if not isinstance(value, np.ndarray) else value
-    if value.flags.writeable:
-      value = value.copy()
-      value.flags.writeable = False
-    self._value = value
+    self._buffer = None
+    if isinstance(value, core.DeviceBuffer):
+      self._host, self._buffer = None, value
+    else:
+      value = np.array(value, copy=True) if not isinstance(value, np.ndarray) else value
+      if value.flags.writeable:
+        value = value.copy()
+        value.flags.writeable = False
+      self._host = value
     self._weak_type = bool(weak_type)
     self._aval = None
 
   @property
+  def _value(self):
+    """The read-only NumPy data (copied from the device buffer the first time)."""
+    host = self._host
+    if host is None:
+      host = np.asarray(self._buffer)
+      host.flags.writeable = False
+      self._host = host
+    return host
+
+  @property
   def aval(self):
     if self._aval is None:  # built once: arrays are immutable
-      self._aval = core.ShapedArray(self._value.shape, self._value.dtype, self._weak_type)
+      data = self._buffer if self._host is None else self._host
+      self._aval = core.ShapedArray(data.shape, data.dtype, self._weak_type)
     return self._aval
 
   # -- conversion to Python and NumPy ---------------------------------------
@@ -121,10 +141,12 @@ class Array(ArrayMethods, core.ConcreteArray):
     return self
 
   def copy(self):
-    return Array(self._value, self._weak_type)
+    return Array(self._value if self._buffer is None else self._buffer, self._weak_type)
 
   def block_until_ready(self):
-    """Arrays are computed eagerly; returns the array itself."""
+    """Waits for the computation of a device buffer; returns the array itself."""
+    if self._buffer is not None:
+      self._buffer.block_until_ready()
     return self
 
   @property
@@ -132,8 +154,19 @@ class Array(ArrayMethods, core.ConcreteArray):
     return True
 
   def devices(self):
-    from refimpl.api import devices
-    return set(devices())
+    return {self.device}
+
+  @property
+  def __cuda_array_interface__(self):
+    """The CUDA Array Interface (version 3) of a device buffer that has one,
+    for zero-copy exchange with CUDA libraries; an AttributeError otherwise
+    (data on the host), as a JAX CPU array has none."""
+    interface = getattr(self._buffer, "__cuda_array_interface__", None)
+    if interface is None:
+      raise AttributeError("__cuda_array_interface__: the array's data is not in a CUDA "
+                           "device's memory (compute it with the numba-cuda backend, or "
+                           "jax.device_put it on a GPU device)")
+    return interface
 
   # -- DLPack: the NumPy data is exported, so that jnp.from_dlpack, np.from_dlpack
   # and other consumers read it.
@@ -149,9 +182,11 @@ class Array(ArrayMethods, core.ConcreteArray):
 
   @property
   def device(self):
-    """The one device the array lives on."""
+    """The device the array lives on: its buffer's, else the CPU."""
+    if self._buffer is not None:
+      return self._buffer.device
     from refimpl.api import devices
-    return devices()[0]
+    return devices("cpu")[0]
 
   def to_device(self, device, *, stream=None):
     if stream is not None:

@@ -36,13 +36,28 @@ from refimpl.interpreters.eval import run_jaxpr
 ENTRY_POINT_GROUP = "refimpl.backends"
 
 _BACKENDS = {}  # name -> compile, for the backends registered in this process
+_DEVICES = {}  # name -> its devices function, for the device backends among them
 
 
-def register_backend(name, compile):
-  """Makes `compile(closed_jaxpr) -> callable` available as backend `name`."""
+def register_backend(name, compile, devices=None):
+  """Makes `compile(closed_jaxpr) -> callable` available as backend `name`.
+  A device backend gives `devices`, a function returning its devices (each
+  with `id`, `platform`, `device_kind` and `put(numpy_array)`, which copies
+  it to a `core.DeviceBuffer` of the device): its programs take the buffers
+  that Arrays hold (NumPy arrays for the others) and may return buffers."""
   if not callable(compile):
     raise TypeError(f"The compile function of backend {name!r} must be callable, got {compile!r}")
   _BACKENDS[name] = compile
+  if devices is not None:
+    _DEVICES[name] = devices
+  else:
+    _DEVICES.pop(name, None)
+
+
+def device_backend(name):
+  """The devices function of backend `name` if it is a registered device
+  backend, else None (the others hold their data on the host)."""
+  return _DEVICES.get(name)
 
 
 def get_backend(name):

@@ -187,6 +187,23 @@ class ConcreteArray:
   __slots__ = ()
 
 
+class DeviceBuffer:
+  """Base of the buffers a device backend's programs return (docs/backends.md):
+  an array's data in the memory of one of its devices, which an `Array`
+  holds until the host reads it. A buffer has `shape` and `dtype` (the
+  value's, standard dtypes only), `device` (one of its backend's devices),
+  `__array__` (the data copied to a new host array) and
+  `block_until_ready()` (waits for the computation writing it)."""
+  __slots__ = ()
+
+
+def to_data(x):
+  """What a device backend's program takes for the concrete value `x`: the
+  buffer an Array holds, else its NumPy data (`to_numpy`)."""
+  buffer = getattr(x, "_buffer", None)
+  return buffer if buffer is not None else to_numpy(x)
+
+
 # --- physical types ----------------------------------------------------------
 
 def physical_aval(aval):
@@ -362,6 +379,12 @@ def _result_array(primitive, out, aval, values):
   NumPy array, as in JAX (float0 has no data, so there is no Array of it)."""
   if aval.dtype == dtypes.float0:
     return np.zeros(aval.shape, dtypes.float0)
+  if isinstance(out, DeviceBuffer):   # (a device backend's result: checked as it is)
+    if out.shape != aval.shape or out.dtype != aval.dtype:
+      raise AssertionError(f"backend of {primitive.name} returned a buffer of {out.dtype}"
+                           f"{list(out.shape)} but its shape/dtype rule says {aval.str_short()}")
+    check_floats(primitive.name, out)
+    return make_array(out, aval)
   if type(out) is not np.ndarray:
     out = np.asarray(out)
   if out.shape != aval.shape or (out.dtype != aval.dtype  # else an extended dtype's data?
@@ -450,7 +473,7 @@ def check_allocatable(primitive, out_avals):
 
 
 def make_array(data, aval):
-  """The concrete array of NumPy `data` that `aval` describes: an `Array`,
+  """The concrete array of NumPy `data` (or a `DeviceBuffer`) that `aval` describes: an `Array`,
   or for an extended dtype the array type that dtype names (key arrays)."""
   if isinstance(aval.dtype, dtypes.ExtendedDType):
     return aval.dtype.array_type(data, aval.dtype)

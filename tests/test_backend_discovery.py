@@ -124,10 +124,11 @@ EXPECTED = np.array([3, 3, 6, 9], np.float32)
 
 # --- discovery without importing ------------------------------------------------------
 
-def test_this_project_declares_its_numba_backend():
+def test_this_project_declares_its_numba_backends():
   with open(ROOT / "pyproject.toml", "rb") as file:
     project = tomllib.load(file)["project"]
-  assert project["entry-points"]["refimpl.backends"] == {"numba": "numba_backend"}
+  assert project["entry-points"]["refimpl.backends"] == {
+      "numba": "numba_backend", "numba-cuda": "numba_backend.cuda"}
 
 
 def test_import_reads_no_entry_point_and_imports_no_backend(distribution):

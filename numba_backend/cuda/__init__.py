@@ -8,5 +8,6 @@ run in numba's CUDA simulator. See docs/backends.md for what it lowers.
 
 from refimpl.backends import register_backend
 from numba_backend.cuda.backend import compile
+from numba_backend.cuda.device import devices
 
-register_backend("numba-cuda", compile)
+register_backend("numba-cuda", compile, devices)

@@ -31,7 +31,9 @@ from numba_backend.cuda import device as G, scalars as S
 
 def compile(closed_jaxpr):
   """A callable running `closed_jaxpr` (no consts) as CUDA kernels: it takes
-  the jaxpr's inputs as NumPy arrays and returns the list of its outputs."""
+  the jaxpr's inputs as NumPy arrays or device buffers and returns the list
+  of its outputs: device buffers (`device.Buffer`), NumPy arrays for rank 0
+  and for key types (whose arrays hold host data)."""
   jaxpr = closed_jaxpr.jaxpr
   source, dims, constants = lower.lower_program(jaxpr, KernelLowering())
   text = _HEADER + source
@@ -39,17 +41,27 @@ def compile(closed_jaxpr):
   program = cache.program(text, digest)
   in_storage = [cpu._storage(v.aval)[0] for v in jaxpr.invars]
   shaped = [bool(core.physical_aval(v.aval).shape) for v in jaxpr.invars]
-  outputs = [(bool(aval.shape), *cpu._storage(aval))
-             for aval in (core.physical_aval(v.aval) for v in jaxpr.outvars)]
+  outputs = [(bool(core.physical_aval(v.aval).shape), core.physical_aval(v.aval) is v.aval,
+              *cpu._storage(v.aval)) for v in jaxpr.outvars]
   on_device = []   # the device copies of dims and constants, made at the first call
 
   def run(*args):
     if not on_device:
       on_device.extend(map(device.to_device, [dims, *constants]))
-    values = [device.to_device(x) if s else x
-              for x, s in zip(map(cpu._argument, args, in_storage), shaped)]
+    values = [x.array if isinstance(x, device.Buffer) else
+              device.to_device(cpu._argument(x, storage)) if s else cpu._argument(x, storage)
+              for x, storage, s in zip(args, in_storage, shaped)]
     outs = program(*on_device, dims, *constants, *values)
-    return [cpu._output(device.to_host(out) if spec[0] else out, spec)
-            for out, spec in zip(outs, outputs)]
+    return list(map(_output, outs, outputs))
 
   return run
+
+
+def _output(out, spec):
+  """A result of the program as refimpl takes it: a device buffer of its
+  dtype; a NumPy array for rank 0 and key data. `spec`: (whether it has a
+  shape, whether its type is its physical type, its storage dtype, its dtype)."""
+  shaped, own, storage, dtype = spec
+  if shaped and own and not device.compiling():
+    return device.Buffer(out, dtype, device.devices()[0])
+  return cpu._output(device.to_host(out) if shaped else out, (shaped, storage, dtype))

@@ -9,6 +9,9 @@ import numba
 import numpy as np
 from numba import cuda
 
+from refimpl import core
+from numba_backend.lower import storage_dtype
+
 THREADS = 256
 """Threads per block of every kernel launch."""
 
@@ -31,8 +34,8 @@ def launch(kernel, count, *args):
 
 
 def empty(shape, dtype):
-  """A new uninitialized device array."""
-  shape = tuple(int(n) for n in shape)
+  """A new uninitialized device array of `shape` (a tuple or an integer)."""
+  shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
   return np.empty(shape, dtype) if _ptx is not None else cuda.device_array(shape, dtype)
 
 
@@ -45,6 +48,11 @@ def to_device(x):
 def to_host(x):
   """The device array `x` copied to a new host array."""
   return x if _ptx is not None else x.copy_to_host()
+
+
+def compiling():
+  """Whether programs compile their kernels to PTX rather than run them (`compiling_to_ptx`)."""
+  return _ptx is not None
 
 
 @contextlib.contextmanager
@@ -66,3 +74,73 @@ def compiling_to_ptx():
 class _Hopper:
   """The device numba-cuda compiles device functions for in `compiling_to_ptx`."""
   compute_capability = (9, 0)
+
+
+class CudaDevice:
+  """A CUDA GPU, as `jax.devices()` lists it."""
+
+  platform = "gpu"
+
+  def __init__(self, id, kind):
+    self.id, self.device_kind = id, kind
+
+  def __repr__(self):
+    return f"CudaDevice(id={self.id})"
+
+  def put(self, data):
+    """The NumPy array `data` copied to a new buffer of this device."""
+    data = np.ascontiguousarray(data)
+    with cuda.gpus[self.id]:
+      return Buffer(cuda.to_device(data.view(storage_dtype(data.dtype))), data.dtype, self)
+
+
+_devices = []
+
+
+def devices():
+  """The CUDA devices numba-cuda finds (the simulator's one, in the simulator)."""
+  if not _devices:
+    for i, gpu in enumerate(cuda.gpus):
+      name = getattr(gpu, "name", "CUDA simulator")   # (the simulator's has none)
+      _devices.append(CudaDevice(i, name.decode() if isinstance(name, bytes) else name))
+  return _devices
+
+
+class Buffer(core.DeviceBuffer):
+  """An array's data in a device's memory: `array`, the numba-cuda device
+  array of its storage dtype (16-bit floats as their bits), holding values
+  of `dtype`."""
+
+  __slots__ = ("array", "dtype", "device")
+
+  def __init__(self, array, dtype, device):
+    self.array, self.dtype, self.device = array, np.dtype(dtype), device
+
+  @property
+  def shape(self):
+    return tuple(self.array.shape)
+
+  def __array__(self, dtype=None, copy=None):
+    host = self.array.copy_to_host().view(self.dtype)
+    return host if dtype is None else host.astype(dtype)
+
+  def block_until_ready(self):
+    cuda.synchronize()
+
+  @property
+  def __cuda_array_interface__(self):
+    """The device array's interface, of the value's dtype (CUDA Array Interface 3)."""
+    interface = dict(_interface(self.array))
+    interface["typestr"] = self.dtype.str
+    return interface
+
+
+def _interface(array):
+  """The CUDA Array Interface of a numba-cuda device array; in the simulator,
+  whose device memory is the host's, that of its host array."""
+  interface = getattr(array, "__cuda_array_interface__", None)
+  if interface is not None:
+    return interface
+  host = array._ary.__array_interface__   # (the simulator's FakeCUDAArray)
+  return {"shape": host["shape"], "typestr": host["typestr"], "data": host["data"],
+          "strides": host["strides"], "version": 3, "stream": None}

@@ -52,7 +52,8 @@ class KernelLowering(lower.Lowering):
     return rule
 
   def scalar(self, expr, dtype):
-    # (Python runs it: NumPy's .item() and Numba functions give Python scalars)
+    # (Python runs the host program, and the simulator the kernels: NumPy's
+    # .item() and Numba functions give Python scalars, of other types)
     return f"{lower.type_source(lower.scalar_dtype(dtype))}({expr})"
 
   def float64_function(self, name):

@@ -490,11 +490,9 @@ def _rows(ctx, x, aval, axes):
   flat = ctx.flat(x, aval)
   if order != sorted(order):
     strides = c_strides(aval.shape)
-    rows = ctx.fresh()
-    ctx.emit(f"{rows} = np.empty({ctx.dim(math.prod(aval.shape))}, "
-             f"{type_source(storage_dtype(aval.dtype))})")
-    ctx.emit(f"K.strided_copy({flat}, {ctx.dim(0)}, {ctx.ints(strides[d] for d in order)}, "
-             f"{ctx.ints(aval.shape[d] for d in order)}, {rows})")
+    rows = new_flat(ctx, math.prod(aval.shape), storage_dtype(aval.dtype))
+    ctx.lowering.strided_copy(flat, ctx.dim(0), ctx.ints(strides[d] for d in order),
+                              ctx.ints(aval.shape[d] for d in order), rows)
     flat = rows
   return flat, size
 
@@ -533,7 +531,7 @@ def sum_rows(ctx, rows, size, run, dtype, acc):
 
 def new_flat(ctx, size, dtype):
   name = ctx.fresh()
-  ctx.emit(f"{name} = np.empty({ctx.dim(size)}, {type_source(dtype)})")
+  ctx.emit(f"{name} = {ctx.lowering.allocation(ctx.dim(size), type_source(dtype))}")
   return name
 
 
@@ -544,7 +542,7 @@ def stored(ctx, acc, acc_dtype, out_aval):
   if np.dtype(acc_dtype) != storage_dtype(dtype) or np.dtype(dtype) in _SIXTEEN_BIT:
     size = math.prod(out_aval.shape)
     out, k = new_flat(ctx, size, storage_dtype(dtype)), ctx.fresh("k")
-    with ctx.lowering.block(f"for {k} in range({ctx.dim(size)}):"):
+    with ctx.lowering.elements(k, ctx.dim(size)):
       ctx.emit(f"{out}[{k}] = {element_to_store(cast(f'{acc}[{k}]', dtype), dtype)}")
     acc = out
   return ctx.result(acc, out_aval)

@@ -1,6 +1,7 @@
 """The numba-cuda backend: its programs in numba's CUDA simulator against the
 reference, and its kernels compiled to PTX for compute capability 9.0."""
 
+import ctypes
 import json
 import os
 import subprocess
@@ -107,3 +108,72 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
   # functions rounded (the reference's bits), as are max and min (exactly)
   assert not any(_instructions(ptx, ".f64") for _, ptx in found["arithmetic"])
   assert any(_instructions(ptx, ".f64") for _, ptx in found["transcendental"])
+
+
+# --- device arrays -------------------------------------------------------------------------
+
+def _on_device(x):
+  """Whether the Array `x` holds a device buffer not yet copied to the host."""
+  return x._buffer is not None and x._host is None
+
+
+def test_results_stay_on_the_device_between_calls():
+  f = jax.jit(lambda x, y: jnp.tanh(x) * y, backend="numba-cuda")
+  x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+  y = np.float32(2) + np.zeros(4, np.float32)
+  first = f(x, y)
+  assert _on_device(first) and first.shape == (3, 4) and first.dtype == np.float32
+  second = f(first, y)
+  assert _on_device(second) and _on_device(first)   # the buffer went in as it is
+  assert second.block_until_ready() is second
+  want = np.tanh(np.tanh(x) * y) * y
+  np.testing.assert_array_equal(np.asarray(second), jax.jit(f.__wrapped__)(
+      jax.jit(f.__wrapped__)(x, y), y))
+  np.testing.assert_allclose(np.asarray(second), want, rtol=1e-6)
+  assert not _on_device(second)   # now copied to the host, once
+  assert str(second) == str(np.asarray(second))
+
+
+def test_devices_and_device_put():
+  with jax.config.option("backend", "numba-cuda"):
+    (gpu,) = jax.devices()
+    assert gpu.platform == "gpu" and jax.default_backend() == "gpu"
+    assert jax.devices("gpu") == [gpu] and jax.device_count() == 1
+    x = jax.device_put(np.arange(6, dtype=np.float16).reshape(2, 3))
+    assert _on_device(x) and x.device is gpu and x.devices() == {gpu}
+    assert x.dtype == np.float16
+    doubled = jax.jit(lambda a: a * 2)(x)
+    assert _on_device(doubled)
+    np.testing.assert_array_equal(np.asarray(doubled), np.arange(6).reshape(2, 3) * 2)
+  (cpu,) = jax.devices("cpu")
+  assert jax.devices() == [cpu] and jax.default_backend() == "cpu"
+  back = jax.device_put(doubled, cpu)
+  assert back._buffer is None and back.device is cpu
+  np.testing.assert_array_equal(np.asarray(back), np.asarray(doubled))
+  assert isinstance(jax.device_get(doubled), np.ndarray)
+
+
+def test_cuda_array_interface_exposes_the_device_memory():
+  x = jax.jit(lambda a: a + 1, backend="numba-cuda")(np.arange(5, dtype=np.float32))
+  interface = x.__cuda_array_interface__
+  assert interface["version"] == 3 and interface["shape"] == (5,)
+  assert interface["typestr"] == "<f4"
+  pointer = interface["data"][0]
+  # the buffer's own memory (in the simulator, the host memory standing for
+  # the device's), read by a consumer through the interface alone
+  assert pointer == x._buffer.array._ary.ctypes.data
+  view = np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(5,))
+  np.testing.assert_array_equal(view, np.arange(5) + 1)
+  assert _on_device(x)   # reading through the interface copied nothing
+  with pytest.raises(AttributeError, match="not in a CUDA device's memory"):
+    jnp.arange(3).__cuda_array_interface__
+  assert not hasattr(jnp.arange(3), "__cuda_array_interface__")
+
+
+def test_the_numba_backend_does_not_import_numba_cuda():
+  code = ("import sys\nimport refimpl as jax, refimpl.numpy as jnp\n"
+          "jax.jit(lambda x: x + 1, backend='numba')(jnp.ones(3))\n"
+          "print('numba.cuda' in sys.modules)")
+  done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+  assert done.returncode == 0, done.stderr[-2000:]
+  assert done.stdout.split() == ["False"]

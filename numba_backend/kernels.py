@@ -49,6 +49,28 @@ def strided_assign(dst, offset, strides, shape, src):
 
 
 @kernel_jit
+def strided_move(src, src_offset, src_strides, shape, dst, dst_offset, dst_strides):
+  """The strided view of `dst` of `shape` set to the strided view of `src` of `shape`."""
+  rank = shape.size
+  n = 1
+  for j in range(rank):
+    n *= shape[j]
+  index = np.zeros(rank, np.int64)
+  i, o = src_offset, dst_offset
+  for k in range(n):
+    dst[o] = src[i]
+    for j in range(rank - 1, -1, -1):   # the next multi-index, row-major
+      index[j] += 1
+      i += src_strides[j]
+      o += dst_strides[j]
+      if index[j] < shape[j]:
+        break
+      i -= src_strides[j] * shape[j]
+      o -= dst_strides[j] * shape[j]
+      index[j] = 0
+
+
+@kernel_jit
 def _last_axis(strides, shape):
   """The length and stride of a strided view's last axis (1 and 0 for rank 0)."""
   if shape.size == 0:

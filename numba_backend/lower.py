@@ -231,12 +231,31 @@ class Lowering:
     """Source of a new uninitialized array of `shape` and `dtype` (sources)."""
     return f"np.empty({shape}, {dtype})"
 
+  def copy(self, array):
+    """Source of a new array holding the elements of `array` (a source)."""
+    return f"{array}.copy()"
+
+  def full(self, shape, value, dtype):
+    """Source of a new array of `shape` and `dtype` filled with `value` (sources)."""
+    return f"np.full({shape}, {value}, {dtype})"
+
   def strided_copy(self, source, offset, strides, shape, out):
     """Writes the copy into the flat array `out` of the strided view of the
     flat array `source` (all sources: `offset` an integer's, `strides` and
     `shape` int64 arrays'): out[k] = source[offset + sum_j i_j * strides[j]]
     for the row-major multi-index i of k over `shape` (`kernels.strided_copy`)."""
     self.emit(f"K.strided_copy({source}, {offset}, {strides}, {shape}, {out})")
+
+  def strided_assign(self, out, offset, strides, shape, source):
+    """Writes the flat array `source` into the strided view of the flat
+    array `out` of `shape` (`kernels.strided_assign`; sources as `strided_copy`'s)."""
+    self.emit(f"K.strided_assign({out}, {offset}, {strides}, {shape}, {source})")
+
+  def strided_move(self, source, offset, strides, shape, out, out_offset, out_strides):
+    """Writes the strided view of `source` of `shape` into the strided view
+    of `out` of `shape` (`kernels.strided_move`; sources as `strided_copy`'s)."""
+    self.emit(f"K.strided_move({source}, {offset}, {strides}, {shape}, {out}, {out_offset}, "
+              f"{out_strides})")
 
   def source(self, signature):
     """The program's module body: its imports and `program(signature)`, compiled by Numba."""
@@ -324,7 +343,7 @@ class RuleContext:
     if aval.shape:
       return f"{value}.reshape({self.dim(math.prod(aval.shape))})"
     storage = type_source(storage_dtype(aval.dtype))
-    return f"np.full(1, {element_to_store(value, aval.dtype)}, {storage})"
+    return self.lowering.full("1", element_to_store(value, aval.dtype), storage)
 
   def checked(self, fn, *args):
     """The name of the float64 value of `fn(*args)` for a result rounded to

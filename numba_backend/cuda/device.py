@@ -23,20 +23,62 @@ _ptx = None   # while compiling_to_ptx: its list of (kernel name, PTX)
 
 def launch(kernel, count, *args):
   """Runs `kernel` on `args` by threads covering `count` independent
-  iterations (its grid-stride loop covers what a launch's blocks do not)."""
-  if _ptx is not None:
-    signature = tuple(numba.typeof(a) for a in args)
-    _ptx.append((kernel.py_func.__name__,
-                 cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))[0]))
-    return
-  blocks = int(min(max(-(-int(count) // THREADS), 1), _MAX_BLOCKS))
-  kernel[blocks, THREADS](*args)
+  iterations (its grid-stride loop covers what a launch's blocks do not),
+  compiled (at its first launch for these types) without contraction."""
+  with _without_contraction():
+    if _ptx is not None:
+      signature = tuple(numba.typeof(a) for a in args)
+      _ptx.append((kernel.py_func.__name__,
+                   cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))[0]))
+      return
+    blocks = int(min(max(-(-int(count) // THREADS), 1), _MAX_BLOCKS))
+    kernel[blocks, THREADS](*args)
+
+
+@contextlib.contextmanager
+def _without_contraction():
+  """NVVM compiles numba-cuda's kernels with its default -fma=1: it fuses a
+  multiply and an add into one fma, one rounding where the reference rounds
+  twice. While in the `with` it compiles them with -fma=0 (without
+  fastmath): the kernels' fma are the rules' explicit ones (`S.fma`)."""
+  from numba.cuda.cudadrv import nvvm
+  compile_ir = nvvm.compile_ir
+
+  def separate(llvmir, **options):
+    if not options.get("fastmath"):
+      options.setdefault("fma", False)
+    return compile_ir(llvmir, **options)
+
+  nvvm.compile_ir = separate
+  try:
+    yield
+  finally:
+    nvvm.compile_ir = compile_ir
 
 
 def empty(shape, dtype):
   """A new uninitialized device array of `shape` (a tuple or an integer)."""
   shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
   return np.empty(shape, dtype) if _ptx is not None else cuda.device_array(shape, dtype)
+
+
+def copy(array):
+  """A new device array holding the elements of the device array `array`."""
+  if _ptx is not None:
+    return array.copy()
+  out = cuda.device_array_like(array)
+  out.copy_to_device(array)
+  return out
+
+
+def full(shape, value, dtype):
+  """A new device array of `shape` (a tuple or an integer) filled with `value`."""
+  return to_device(np.full(shape, value, dtype))
+
+
+def size(shape):
+  """The number of elements of `shape` (an int64 array)."""
+  return int(np.prod(shape))
 
 
 def to_device(x):

@@ -44,8 +44,8 @@ class KernelLowering(lower.Lowering):
     return False   # no CPU threads: the kernels are the parallel loops
 
   def rule(self, eqn):
-    rule = lower._rule(eqn)
-    if rule is not None and CUDA_RULES.get(eqn.primitive) is not rule:
+    rule = CUDA_RULES.get(eqn.primitive)
+    if rule is None and lower._rule(eqn) is not None:
       raise lower.LoweringError(
           f"the numba-cuda backend has no lowering for primitive '{eqn.primitive.name}' yet "
           f"(in equation: {eqn}); the numba backend (CPU) lowers it")
@@ -91,17 +91,44 @@ class KernelLowering(lower.Lowering):
     arguments = ", ".join(self._on_device(p) for p in params)
     self.emit(f"G.launch({name}, {count}, {arguments})")
 
+  def copy(self, array):
+    return f"G.copy({array})"
+
+  def full(self, shape, value, dtype):
+    return f"G.full({shape}, {value}, {dtype})"
+
   def strided_copy(self, source, offset, strides, shape, out):
-    flat, into, index = self.fresh("f"), self.fresh("f"), self.fresh("i")
-    self.emit(f"{flat} = {source}")
-    self.emit(f"{into} = {out}")
-    position, rest, axis = self.fresh("p"), self.fresh("q"), self.fresh("j")
-    with self.elements(index, f"{into}.size"):
-      self.emit(f"{position}, {rest} = {offset}, {index}")
+    self._strided(source, offset, strides, shape, out, "0", None, f"{out}.size")
+
+  def strided_assign(self, out, offset, strides, shape, source):
+    self._strided(source, "0", None, shape, out, offset, strides, f"{source}.size")
+
+  def strided_move(self, source, offset, strides, shape, out, out_offset, out_strides):
+    self._strided(source, offset, strides, shape, out, out_offset, out_strides,
+                  f"G.size({shape})")
+
+  def _strided(self, source, offset, strides, shape, out, out_offset, out_strides, count):
+    """A kernel writing, for each row-major multi-index i over `shape`, the
+    element of `source` at `offset + sum_j i_j * strides[j]` to `out` at
+    `out_offset + sum_j i_j * out_strides[j]` (strides None: the flat index
+    itself); `count` the source of the number of elements."""
+    names = {}
+    for role, value in (("source", source), ("out", out), ("count", count), ("offset", offset),
+                        ("out_offset", out_offset)):
+      names[role] = self.fresh("f")
+      self.emit(f"{names[role]} = {value}")   # (views made on the host: kernels take arrays)
+    index, rest, axis = self.fresh("i"), self.fresh("q"), self.fresh("j")
+    read, write = self.fresh("p"), self.fresh("p")
+    with self.elements(index, names["count"]):
+      self.emit(f"{rest}, {read}, {write} = {index}, {names['offset'] if strides else index}, "
+                f"{names['out_offset'] if out_strides else index}")
       with self.block(f"for {axis} in range({shape}.size - 1, -1, -1):"):
-        self.emit(f"{position} += ({rest} % {shape}[{axis}]) * {strides}[{axis}]")
+        if strides:
+          self.emit(f"{read} += ({rest} % {shape}[{axis}]) * {strides}[{axis}]")
+        if out_strides:
+          self.emit(f"{write} += ({rest} % {shape}[{axis}]) * {out_strides}[{axis}]")
         self.emit(f"{rest} //= {shape}[{axis}]")
-      self.emit(f"{into}[{index}] = {flat}[{position}]")
+      self.emit(f"{names['out']}[{write}] = {names['source']}[{read}]")
 
   def source(self, signature):
     imports = [f"import {module} as {alias}" for module, alias in self.imports.items()]

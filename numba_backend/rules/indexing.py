@@ -195,7 +195,7 @@ def _copy(ctx, x, aval):
   """The name of a new flat array holding the value `x` (of physical `aval`)."""
   name = ctx.fresh("o")
   if aval.shape:
-    ctx.emit(f"{name} = {ctx.flat(x, aval)}.copy()")
+    ctx.emit(f"{name} = {ctx.lowering.copy(ctx.flat(x, aval))}")
   else:
     ctx.emit(f"{name} = {ctx.flat(x, aval)}")   # a new one-element array
   return name
@@ -240,8 +240,8 @@ def _dynamic_slice(ctx, x, *starts, slice_sizes):
   offset = (f"{ctx.function(clamped_offset)}({ctx.ints(aval.shape)}, "
             f"{ctx.ints(out_aval.shape)}, {starts})")
   out, out_flat = ctx.empty_flat(out_aval)
-  ctx.emit(f"K.strided_copy({ctx.flat(x, aval)}, {offset}, {ctx.ints(c_strides(aval.shape))}, "
-           f"{ctx.ints(out_aval.shape)}, {out_flat})")
+  ctx.lowering.strided_copy(ctx.flat(x, aval), offset, ctx.ints(c_strides(aval.shape)),
+                            ctx.ints(out_aval.shape), out_flat)
   return ctx.result(out, out_aval)
 
 
@@ -254,8 +254,8 @@ def _dynamic_update_slice(ctx, x, update, *starts):
   out = _copy(ctx, x, aval)
   offset = (f"{ctx.function(clamped_offset)}({ctx.ints(aval.shape)}, "
             f"{ctx.ints(update_aval.shape)}, {starts})")
-  ctx.emit(f"K.strided_assign({out}, {offset}, {ctx.ints(c_strides(aval.shape))}, "
-           f"{ctx.ints(update_aval.shape)}, {ctx.flat(update, update_aval)})")
+  ctx.lowering.strided_assign(out, offset, ctx.ints(c_strides(aval.shape)),
+                              ctx.ints(update_aval.shape), ctx.flat(update, update_aval))
   return ctx.result(out, out_aval)
 
 

@@ -385,14 +385,15 @@ def bitwise_xor(x, y):
 
 @numba.njit(cache=True, error_model="numpy")
 def logaddexp(x, y):
-  """NumPy's logaddexp of float64s."""
+  """NumPy's logaddexp of float64s (by `math`'s functions, which CUDA
+  kernels call too: libm's, as NumPy's are in Numba)."""
   if x == y:
     return x + 0.693147180559945309417232121458176568
   d = x - y
   if d > 0:
-    return x + np.log1p(np.exp(-d))
+    return x + math.log1p(math.exp(-d))
   if d <= 0:
-    return y + np.log1p(np.exp(d))
+    return y + math.log1p(math.exp(d))
   return d
 
 
@@ -482,12 +483,13 @@ def widened(ctx, flat, dtype, size):
 
 
 def _rows(ctx, x, aval, axes):
-  """A flat array of x's elements with the `axes` moved last (row-major), in
-  storage, and the length of a row."""
+  """The name of a flat array of x's elements with the `axes` moved last
+  (row-major), in storage, and the length of a row."""
   kept = [d for d in range(aval.ndim) if d not in axes]
   order = kept + sorted(axes)
   size = math.prod(aval.shape[d] for d in axes)
-  flat = ctx.flat(x, aval)
+  flat = ctx.fresh("f")
+  ctx.emit(f"{flat} = {ctx.flat(x, aval)}")   # (a view made once, not in each iteration)
   if order != sorted(order):
     strides = c_strides(aval.shape)
     rows = new_flat(ctx, math.prod(aval.shape), storage_dtype(aval.dtype))
@@ -727,7 +729,7 @@ def _reduce(ctx, *operands_and_inits, jaxpr, dimensions):
   size = ctx.dim(rows[0][1])
   outs = [new_flat(ctx, math.prod(a.shape), storage_dtype(a.dtype)) for a in out_avals]
   i, j = ctx.fresh("i"), ctx.fresh("j")
-  with ctx.lowering.block(f"for {i} in range({ctx.dim(math.prod(out_avals[0].shape))}):"):
+  with ctx.lowering.elements(i, ctx.dim(math.prod(out_avals[0].shape))):
     acc = [ctx.fresh("acc") for _ in range(n)]
     for a, init in zip(acc, inits):
       ctx.emit(f"{a} = {init}")

@@ -1,6 +1,6 @@
 """Lowering rules of the shape primitives (refimpl/lax/shapes.py): strided
-copies of C-contiguous arrays (`numba_backend.kernels`), or views where the
-data does not move (reshape, squeeze).
+copies of C-contiguous arrays (`Lowering.strided_copy` and the like), or
+views where the data does not move (reshape, squeeze).
 
 Key arrays: a value of `key<fry>[*S]` is its physical data uint32[*S, 2]
 (`core.physical_aval`), so each rule works on physical avals and extends
@@ -11,11 +11,9 @@ registered for equations on keys too (`register_with_keys`).
 
 import math
 
-import numpy as np
-
 from refimpl import core, dtypes
 from refimpl.lax import shapes as lax
-from numba_backend.kernels import broadcast_strides, c_strides, kernel_jit
+from numba_backend.kernels import broadcast_strides, c_strides
 from numba_backend.lower import (cast, element_to_store, register, register_for_keys, storage_dtype,
                                  type_source)
 
@@ -42,28 +40,6 @@ def register_with_keys(*primitives):
 def trailing(dims, start, count):
   """`dims` extended by the `count` dimensions from `start` on."""
   return (*dims, *range(start, start + count))
-
-
-@kernel_jit
-def strided_move(src, src_offset, src_strides, shape, dst, dst_offset, dst_strides):
-  """The strided view of `dst` of `shape` set to the strided view of `src` of `shape`."""
-  rank = shape.size
-  n = 1
-  for j in range(rank):
-    n *= shape[j]
-  index = np.zeros(rank, np.int64)
-  i, o = src_offset, dst_offset
-  for k in range(n):
-    dst[o] = src[i]
-    for j in range(rank - 1, -1, -1):   # the next multi-index, row-major
-      index[j] += 1
-      i += src_strides[j]
-      o += dst_strides[j]
-      if index[j] < shape[j]:
-        break
-      i -= src_strides[j] * shape[j]
-      o -= dst_strides[j] * shape[j]
-      index[j] = 0
 
 
 def strided(ctx, x, aval, out_aval, offset, strides):
@@ -93,8 +69,8 @@ def _reshaped(ctx, x, aval, out_aval):
     if not out_aval.shape:
       return x
     name = ctx.fresh()
-    ctx.emit(f"{name} = np.full({ctx.shape(out_aval.shape)}, "
-             f"{element_to_store(x, aval.dtype)}, {type_source(storage_dtype(aval.dtype))})")
+    value, dtype = element_to_store(x, aval.dtype), type_source(storage_dtype(aval.dtype))
+    ctx.emit(f"{name} = {ctx.lowering.full(ctx.shape(out_aval.shape), value, dtype)}")
     return name
   return ctx.result(x, out_aval)
 
@@ -145,8 +121,8 @@ def _concatenate(ctx, *operands, dimension):
   out_strides = c_strides(out_aval.shape)
   position = 0
   for x, aval in zip(operands, avals):
-    ctx.emit(f"K.strided_assign({out_flat}, {ctx.dim(position * out_strides[dimension])}, "
-             f"{ctx.ints(out_strides)}, {ctx.ints(aval.shape)}, {ctx.flat(x, aval)})")
+    ctx.lowering.strided_assign(out_flat, ctx.dim(position * out_strides[dimension]),
+                                ctx.ints(out_strides), ctx.ints(aval.shape), ctx.flat(x, aval))
     position += aval.shape[dimension]
   return ctx.result(out, out_aval)
 
@@ -174,8 +150,8 @@ def _tile(ctx, x, *, reps):
   view_shape = [n for r, d in zip(reps, aval.shape) for n in (r, d)] + list(aval.shape[rank:])
   view_strides = [n for s in strides[:rank] for n in (0, s)] + list(strides[rank:])
   out, out_flat = ctx.empty_flat(out_aval)
-  ctx.emit(f"K.strided_copy({ctx.flat(x, aval)}, {ctx.dim(0)}, {ctx.ints(view_strides)}, "
-           f"{ctx.ints(view_shape)}, {out_flat})")
+  ctx.lowering.strided_copy(ctx.flat(x, aval), ctx.dim(0), ctx.ints(view_strides),
+                            ctx.ints(view_shape), out_flat)
   return ctx.result(out, out_aval)
 
 
@@ -190,8 +166,8 @@ def _pad(ctx, x, padding_value, *, padding_config):
   config = [*padding_config, *[(0, 0, 0)] * e]
   out, out_flat = ctx.empty_flat(out_aval)
   fill_strides = [0] * len(padding_config) + list(c_strides(value_aval.shape))
-  ctx.emit(f"K.strided_copy({ctx.flat(padding_value, value_aval)}, {ctx.dim(0)}, "
-           f"{ctx.ints(fill_strides)}, {ctx.ints(out_aval.shape)}, {out_flat})")
+  ctx.lowering.strided_copy(ctx.flat(padding_value, value_aval), ctx.dim(0),
+                            ctx.ints(fill_strides), ctx.ints(out_aval.shape), out_flat)
   in_strides, out_strides = c_strides(aval.shape), c_strides(out_aval.shape)
   src_offset = dst_offset = 0
   counts, dst_strides = [], []
@@ -204,9 +180,8 @@ def _pad(ctx, x, padding_value, *, padding_config):
     src_offset += first * s
     dst_offset += (low + first * step) * t
     dst_strides.append(t * step)
-  ctx.emit(f"{ctx.function(strided_move)}({ctx.flat(x, aval)}, {ctx.dim(src_offset)}, "
-           f"{ctx.ints(in_strides)}, {ctx.ints(counts)}, {out_flat}, {ctx.dim(dst_offset)}, "
-           f"{ctx.ints(dst_strides)})")
+  ctx.lowering.strided_move(ctx.flat(x, aval), ctx.dim(src_offset), ctx.ints(in_strides),
+                            ctx.ints(counts), out_flat, ctx.dim(dst_offset), ctx.ints(dst_strides))
   return ctx.result(out, out_aval)
 
 
@@ -216,7 +191,7 @@ def _iota(ctx, *, dtype, shape, dimension, sharding=None):
   (out_aval,) = ctx.avals_out
   (out, flat), k = ctx.empty_flat(out_aval), ctx.fresh("k")
   size, inner = ctx.dim(shape[dimension]), ctx.dim(math.prod(shape[dimension + 1:]))
-  with ctx.lowering.block(f"for {k} in range({ctx.dim(math.prod(shape))}):"):
+  with ctx.lowering.elements(k, ctx.dim(math.prod(shape))):
     value = cast(f"({k} // {inner}) % {size}", dtype)
     ctx.emit(f"{flat}[{k}] = {element_to_store(value, dtype)}")
   return ctx.result(out, out_aval)

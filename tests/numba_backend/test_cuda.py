@@ -2,7 +2,9 @@
 reference, and its kernels compiled to PTX for compute capability 9.0."""
 
 import ctypes
+import functools
 import json
+import math
 import os
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import refimpl as jax
 import refimpl.numpy as jnp
+from refimpl import lax
 from numba_backend.lower import LoweringError
 
 _UNARY = {"tanh": jnp.tanh, "exp": jnp.exp, "sin": jnp.sin, "log1p": lambda x: jnp.log1p(x * x),
@@ -59,6 +62,64 @@ def test_elementwise_programs_match_the_reference(program):
     np.testing.assert_array_max_ulp(np.asarray(got), np.asarray(want), maxulp=2)
 
 
+@st.composite
+def _shape_programs(draw):
+  """(a shape or indexing operation with drawn parameters, its operand)."""
+  shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+  rank, ints = len(shape), st.integers(-3, 6)
+  name = draw(st.sampled_from(["slice", "rev", "transpose", "pad", "concatenate", "tile",
+                               "broadcast", "reshape", "dynamic_slice", "dynamic_update_slice",
+                               "iota"]))
+  if name == "slice":
+    starts = [draw(st.integers(0, n - 1)) for n in shape]
+    limits = [draw(st.integers(s, n)) for s, n in zip(starts, shape)]
+    steps = [draw(st.integers(1, 3)) for _ in shape]
+    fun = functools.partial(lax.slice, start_indices=starts, limit_indices=limits, strides=steps)
+  elif name == "rev":
+    fun = functools.partial(lax.rev, dimensions=sorted(draw(st.sets(st.integers(0, rank - 1)))))
+  elif name == "transpose":
+    fun = functools.partial(lax.transpose, permutation=draw(st.permutations(range(rank))))
+  elif name == "pad":
+    config = [(draw(st.integers(-1, 2)), draw(st.integers(-1, 2)), draw(st.integers(0, 2)))
+              for _ in shape]
+    config = [(low, high, interior) if low + high + n + (n - 1) * interior >= 0 else (0, 0, 0)
+              for (low, high, interior), n in zip(config, shape)]
+    fun = lambda x: lax.pad(x, x.dtype.type(7), config)
+  elif name == "concatenate":
+    axis = draw(st.integers(0, rank - 1))
+    fun = lambda x: lax.concatenate([x, x[::-1], x], axis)
+  elif name == "tile":
+    reps = [draw(st.integers(1, 3)) for _ in shape]
+    fun = lambda x: jnp.tile(x, reps)
+  elif name == "broadcast":
+    fun = lambda x: lax.broadcast_in_dim(x, (2, *shape), tuple(range(1, rank + 1)))
+  elif name == "reshape":
+    fun = lambda x: x.reshape(-1)[::-1].reshape(shape[::-1])
+  elif name == "dynamic_slice":
+    sizes = [draw(st.integers(1, n)) for n in shape]
+    fun = lambda x, i: lax.dynamic_slice(x, [i] * rank, sizes)
+  elif name == "dynamic_update_slice":
+    sizes = [draw(st.integers(1, n)) for n in shape]
+    fun = lambda x, i: lax.dynamic_update_slice(x, -x[tuple(slice(0, n) for n in sizes)],
+                                                [i] * rank)
+  else:
+    fun = lambda x: lax.broadcasted_iota(x.dtype, shape, rank - 1) + x
+  dtype = draw(st.sampled_from([np.float32, np.int32, np.float16, np.complex64]))
+  x = np.arange(math.prod(shape)).reshape(shape).astype(dtype) - 3
+  args = (x, np.int32(draw(ints))) if name.startswith("dynamic") else (x,)
+  return fun, args
+
+
+@settings(max_examples=40, deadline=None)
+@given(_shape_programs())
+def test_shape_and_slicing_programs_match_the_reference(program):
+  fun, args = program
+  got = jax.jit(fun, backend="numba-cuda")(*args)
+  want = jax.jit(fun, backend="reference")(*args)
+  assert got.dtype == want.dtype and got.shape == want.shape
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 def test_rank0_values_and_literals():
   f = jax.jit(lambda x, s: jnp.exp(x * s + 2.0) - s, backend="numba-cuda")
   x = np.linspace(-2, 2, 7).astype(np.float32)
@@ -66,10 +127,76 @@ def test_rank0_values_and_literals():
                                 np.asarray(jax.jit(f.__wrapped__)(x, np.float32(3))))
 
 
+_REDUCTIONS = {"sum": jnp.sum, "prod": jnp.prod, "max": jnp.max, "min": jnp.min,
+               "all": lambda x, axis: jnp.all(x > 0, axis=axis),
+               "any": lambda x, axis: jnp.any(x > 0, axis=axis),
+               "argmax": lambda x, axis: jnp.argmax(x, axis=axis[0]),
+               "argmin": lambda x, axis: jnp.argmin(x, axis=axis[0])}
+
+
+@st.composite
+def _reductions(draw):
+  """(a reduction over some axes, its operand): floats with NaNs and
+  infinities, complex numbers, 16-bit floats and integers, in runs long
+  enough to be summed pairwise."""
+  shape = tuple(draw(st.lists(st.sampled_from([1, 2, 3, 7, 130, 300]), min_size=1, max_size=3)
+                     .filter(lambda s: math.prod(s) <= 3000)))
+  axes = tuple(sorted(draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
+  name = draw(st.sampled_from(sorted(_REDUCTIONS)))
+  complex_ok = name in ("sum", "prod")
+  dtype = draw(st.sampled_from([np.float32, np.float64, np.float16, jnp.bfloat16, np.int32]
+                               + [np.complex64] * complex_ok))
+  if name.startswith("arg"):
+    axes = axes[:1]
+  rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+  x = rng.standard_normal(shape) * (3 if name == "prod" else 100)
+  if dtype == np.complex64:
+    x = x + 1j * rng.standard_normal(shape)
+  if draw(st.booleans()) and np.issubdtype(np.dtype(dtype), np.inexact):
+    x.flat[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -np.inf]
+  return functools.partial(_REDUCTIONS[name], axis=axes), x.astype(dtype)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_reductions())
+def test_reductions_match_the_reference_bit_for_bit(reduction):
+  fun, x = reduction
+  got = jax.jit(fun, backend="numba-cuda")(x)
+  want = jax.jit(fun, backend="reference")(x)
+  assert got.dtype == want.dtype and got.shape == want.shape
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+_CUMULATIVE = {"cumsum": lax.cumsum, "cumprod": lax.cumprod, "cummax": lax.cummax,
+               "cummin": lax.cummin, "cumlogsumexp": lax.cumlogsumexp}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(sorted(_CUMULATIVE)), st.lists(st.integers(1, 6), min_size=1, max_size=3),
+       st.data())
+def test_cumulative_reductions_and_reduce_match_the_reference(name, shape, data):
+  axis = data.draw(st.integers(0, len(shape) - 1))
+  dtype = data.draw(st.sampled_from([np.float32, np.float64, np.float16, np.int32]
+                                    if name != "cumlogsumexp" else [np.float32, np.float64]))
+  x = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).standard_normal(shape)
+  x = (x * 4).astype(dtype)
+  programs = [functools.partial(_CUMULATIVE[name], axis=axis,
+                                reverse=data.draw(st.booleans())),
+              lambda x: lax.reduce((x, x), (x.dtype.type(0), x.dtype.type(1)),
+                                   lambda a, b: (a[0] * 2 + b[0], jnp.maximum(a[1], b[1])),
+                                   (axis,))]
+  for fun in programs:
+    got = jax.jit(fun, backend="numba-cuda")(x)
+    want = jax.jit(fun, backend="reference")(x)
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+      assert g.dtype == w.dtype and g.shape == w.shape
+      np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
 def test_a_primitive_not_lowered_yet_is_a_clear_error():
   with pytest.raises(LoweringError, match="numba-cuda backend has no lowering for primitive "
-                                          "'reduce_sum' yet.*numba backend \\(CPU\\) lowers it"):
-    jax.jit(jnp.sum, backend="numba-cuda")(np.ones(3, np.float32))
+                                          "'sort' yet.*numba backend \\(CPU\\) lowers it"):
+    jax.jit(jnp.sort, backend="numba-cuda")(np.ones(3, np.float32))
 
 
 _PTX_CHECK = """
@@ -78,7 +205,17 @@ import refimpl as jax, refimpl.numpy as jnp
 from numba_backend.cuda import device
 x = np.ones((3, 4), np.float32)
 programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T,
-            "transcendental": lambda x, y: jnp.tanh(x) + jnp.exp(y).T}
+            "transcendental": lambda x, y: jnp.tanh(x) + jnp.exp(y).T,
+            "uncontracted": lambda x, y: (lambda p: (p + y.T, p))(x * y.T),
+            "reductions": lambda x, y: (jax.nn.softmax(x, axis=0), jnp.argmax(y, axis=1),
+                                        jnp.prod(y.astype(jnp.float16), axis=0),
+                                        jnp.sum(x.astype(jnp.complex64)), jnp.any(x > y.T)),
+            "cumulative": lambda x, y: (jax.lax.cumlogsumexp(x, axis=1), jnp.cumsum(y, axis=0),
+                                        jax.lax.reduce(x, np.float32(0), lambda a, b: a * b + 1,
+                                                       (0,))),
+            "shapes": lambda x, y: (jnp.concatenate([x, y.T], 0)[::-1, 1:],
+                                    jnp.pad(jnp.tile(x, 2), ((1, 0), (2, 1))),
+                                    jax.lax.dynamic_update_slice(x, y[:2].T, (1, 1)))}
 found = {}
 for name, f in programs.items():
   with device.compiling_to_ptx() as ptx:
@@ -108,6 +245,11 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
   # functions rounded (the reference's bits), as are max and min (exactly)
   assert not any(_instructions(ptx, ".f64") for _, ptx in found["arithmetic"])
   assert any(_instructions(ptx, ".f64") for _, ptx in found["transcendental"])
+  # a product that the reference rounds before adding (it is also an
+  # output) is not fused into an fma by NVVM (whose default fuses it)
+  kernels = [ptx for _, ptx in found["uncontracted"]]
+  assert any(_instructions(ptx, "mul.rn.f32") for ptx in kernels)
+  assert not any(_instructions(ptx, "fma") for ptx in kernels)
 
 
 # --- device arrays -------------------------------------------------------------------------

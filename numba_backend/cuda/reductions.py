@@ -1,0 +1,184 @@
+"""The reductions of the numba-cuda backend: the CPU rules' orders, as
+kernels. A thread computes one result element (one row of the operand, its
+reduced axes moved last as on the CPU): float sums in NumPy's order (runs
+summed pairwise, `kernels.planned_sum`, then added in order; one element at
+a time where NumPy adds them so), the other folds in order."""
+
+import math
+
+import numpy as np
+
+from refimpl import dtypes
+from refimpl.lax import reductions as lax
+from refimpl.lax.rules import accumulation_dtype, max_identity, min_identity
+from numba_backend import scalars as S
+from numba_backend.cuda import kernels
+from numba_backend.cuda.lower import CUDA_RULES
+from numba_backend.lower import RULES, read_element, scalar_dtype, type_source
+from numba_backend.rules import reductions as cpu
+from numba_backend.rules.reductions import _SIXTEEN_BIT, new_flat, pairwise_plan, pairwise_run
+
+_STACK = 64
+"""The partial sums a pairwise sum holds at once (`planned_sum`'s stack)."""
+
+
+def _values(ctx, x, aval, axes):
+  """(a flat array of x's values with `axes` moved last, a row's length):
+  16-bit floats widened to float32, by a kernel."""
+  rows, size = cpu._rows(ctx, x, aval, axes)
+  if np.dtype(aval.dtype) not in _SIXTEEN_BIT:
+    return rows, size
+  count = math.prod(aval.shape)
+  values, k = new_flat(ctx, count, np.float32), ctx.fresh("k")
+  with ctx.lowering.elements(k, ctx.dim(count)):
+    ctx.emit(f"{values}[{k}] = {read_element(f'{rows}[{k}]', aval.dtype)}")
+  return values, size
+
+
+def _over_rows(ctx, acc, body):
+  """A kernel over the result elements: `body(row)` writes the statements
+  computing acc[row] (`row` its index's name)."""
+  row = ctx.fresh("i")
+  with ctx.lowering.elements(row, ctx.dim(math.prod(ctx.avals_out[0].shape))):
+    body(row)
+
+
+def _reduce_sum(ctx, x, *, axes):
+  (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+  acc_dtype = accumulation_dtype(aval.dtype)
+  rows, size = _values(ctx, x, aval, axes)
+  run = pairwise_run(aval.shape, axes)
+  acc = new_flat(ctx, math.prod(out_aval.shape), acc_dtype)
+  zero, length = ctx.lowering.const(0, acc_dtype), ctx.dim(size)
+  pairwise = run and dtypes.is_inexact(aval.dtype)
+  if pairwise:
+    reals = 2 if dtypes.is_complex(aval.dtype) else 1
+    plan = ctx.ints(np.asarray(pairwise_plan(run, reals)).ravel())
+    stack = new_flat(ctx, _STACK * max(math.prod(out_aval.shape), 1), acc_dtype)
+
+  def body(row):
+    total, j = ctx.fresh("t"), ctx.fresh("j")
+    ctx.emit(f"{total} = {zero}")
+    if pairwise:
+      own = f"{stack}[{row} * {_STACK}:{row} * {_STACK} + {_STACK}]"
+      header = f"for {j} in range({row} * {length}, {row} * {length} + {length}, {ctx.dim(run)}):"
+      with ctx.lowering.block(header):
+        ctx.emit(f"{total} += {ctx.function(kernels.planned_sum)}({rows}, {j}, {plan}, {own}, "
+                 f"{zero}, {dtypes.is_complex(aval.dtype)})")
+    else:
+      with ctx.lowering.block(f"for {j} in range({row} * {length}, {row} * {length} + {length}):"):
+        ctx.emit(f"{total} = {total} + {rows}[{j}]")
+    ctx.emit(f"{acc}[{row}] = {total}")
+
+  _over_rows(ctx, acc, body)
+  return cpu.stored(ctx, acc, acc_dtype, out_aval)
+
+
+def _fold(ctx, x, axes, acc_dtype, init, combine):
+  """The reduction folding each row in order from `init` by `combine(acc, value)` (sources)."""
+  (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+  rows, size = _values(ctx, x, aval, axes)
+  acc, length = new_flat(ctx, math.prod(out_aval.shape), acc_dtype), ctx.dim(size)
+  first = ctx.lowering.const(init, acc_dtype)
+
+  def body(row):
+    value, j = ctx.fresh("t"), ctx.fresh("j")
+    ctx.emit(f"{value} = {first}")
+    with ctx.lowering.block(f"for {j} in range({row} * {length}, {row} * {length} + {length}):"):
+      ctx.emit(f"{value} = {combine(value, f'{rows}[{j}]')}")
+    ctx.emit(f"{acc}[{row}] = {value}")
+
+  _over_rows(ctx, acc, body)
+  return cpu.stored(ctx, acc, acc_dtype, out_aval)
+
+
+def _calling(ctx, fn):
+  name = ctx.function(fn)
+  return lambda acc, value: f"{name}({acc}, {value})"
+
+
+def _reduce_prod(ctx, x, *, axes):
+  acc_dtype = accumulation_dtype(ctx.avals_in[0].dtype)
+  return _fold(ctx, x, axes, acc_dtype, 1,
+               lambda acc, value: f"{type_source(acc_dtype)}({acc} * {value})")
+
+
+def _extremum(largest):
+  def rule(ctx, x, *, axes):
+    dtype = ctx.avals_in[0].dtype
+    complex_ = dtypes.is_complex(dtype)
+    combine = (S.complex_max if complex_ else S.nan_max) if largest else \
+        (S.complex_min if complex_ else S.nan_min)
+    init = (max_identity if largest else min_identity)(dtype)
+    return _fold(ctx, x, axes, scalar_dtype(dtype), init, _calling(ctx, combine))
+  return rule
+
+
+def _bitwise(combine, identity):
+  def rule(ctx, x, *, axes):
+    dtype = ctx.avals_in[0].dtype
+    return _fold(ctx, x, axes, dtype, np.array(identity).astype(dtype), _calling(ctx, combine))
+  return rule
+
+
+def _arg_extremum(largest):
+  def rule(ctx, x, *, axes, index_dtype):
+    (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+    values, _ = _values(ctx, x, aval, ())
+    complex_ = dtypes.is_complex(aval.dtype)
+    beats = ctx.function((cpu.complex_greater if complex_ else cpu.greater) if largest else
+                         (cpu.complex_less if complex_ else cpu.less))
+    _, n, inner = map(ctx.dim, cpu._along(aval, axes[0]))
+    out = new_flat(ctx, math.prod(out_aval.shape), np.int64)
+
+    def body(row):   # row: o * inner + k
+      base, best, value, j = ctx.fresh("b"), ctx.fresh("w"), ctx.fresh("t"), ctx.fresh("j")
+      ctx.emit(f"{base} = ({row} // {inner}) * {n} * {inner} + {row} % {inner}")
+      ctx.emit(f"{best}, {value} = 0, {values}[{base}]")
+      with ctx.lowering.block(f"for {j} in range(1, {n}):"):
+        with ctx.lowering.block(f"if {beats}({values}[{base} + {j} * {inner}], {value}):"):
+          ctx.emit(f"{best}, {value} = {j}, {values}[{base} + {j} * {inner}]")
+      ctx.emit(f"{out}[{row}] = {best}")
+
+    _over_rows(ctx, out, body)
+    return cpu.stored(ctx, out, np.int64, out_aval)
+  return rule
+
+
+def _cumulative(acc_dtype, combine):
+  """The running fold along `axis` (`cumulative`'s): a thread for each
+  position of the other axes."""
+  def rule(ctx, x, *, axis, reverse):
+    (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+    values, _ = _values(ctx, x, aval, ())
+    dtype = acc_dtype(aval.dtype)
+    size, (outer, n, inner) = math.prod(aval.shape), cpu._along(aval, axis)
+    out, fn, to = new_flat(ctx, size, dtype), ctx.function(combine(aval.dtype)), type_source(dtype)
+    n, inner, zero = ctx.dim(n), ctx.dim(inner), ctx.lowering.const(0, dtype)
+    row, base, t, p, acc = (ctx.fresh(k) for k in "ibtpa")
+    with ctx.lowering.elements(row, ctx.dim(outer * cpu._along(aval, axis)[2])):
+      ctx.emit(f"{base}, {acc} = ({row} // {inner}) * {n} * {inner} + {row} % {inner}, {zero}")
+      with ctx.lowering.block(f"for {t} in range({n}):"):
+        step = f"({n} - 1 - {t})" if reverse else t
+        ctx.emit(f"{p} = {base} + {step} * {inner}")
+        ctx.emit(f"{acc} = {to}({values}[{p}]) if {t} == 0 else {to}({fn}({acc}, {values}[{p}]))")
+        ctx.emit(f"{out}[{p}] = {acc}")
+    return cpu.stored(ctx, out, dtype, out_aval)
+  return rule
+
+
+CUDA_RULES.update({
+    lax.reduce_sum_p: _reduce_sum, lax.reduce_prod_p: _reduce_prod,
+    lax.reduce_max_p: _extremum(True), lax.reduce_min_p: _extremum(False),
+    lax.reduce_and_p: _bitwise(cpu.bitwise_and, -1), lax.reduce_or_p: _bitwise(cpu.bitwise_or, 0),
+    lax.reduce_xor_p: _bitwise(cpu.bitwise_xor, 0),
+    lax.argmax_p: _arg_extremum(True), lax.argmin_p: _arg_extremum(False),
+    lax.cumsum_p: _cumulative(accumulation_dtype, lambda dtype: cpu.add),
+    lax.cumprod_p: _cumulative(accumulation_dtype, lambda dtype: cpu.multiply),
+    lax.cummax_p: _cumulative(
+        scalar_dtype, lambda dtype: S.complex_max if dtypes.is_complex(dtype) else S.nan_max),
+    lax.cummin_p: _cumulative(
+        scalar_dtype, lambda dtype: S.complex_min if dtypes.is_complex(dtype) else S.nan_min),
+    lax.cumlogsumexp_p: _cumulative(lambda dtype: np.dtype(np.float64),
+                                    lambda dtype: cpu.logaddexp),
+    lax.reduce_p: RULES[lax.reduce_p]})   # (the CPU's: a kernel over the result elements)

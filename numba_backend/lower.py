@@ -222,11 +222,6 @@ class Lowering:
     loop) that the source `expr` computes."""
     return expr
 
-  def float64_function(self, name):
-    """Source naming the float64 function `name` (`np.exp`, `S.logistic`, ...)
-    of an elementwise rule for this target."""
-    return name
-
   def allocation(self, shape, dtype):
     """Source of a new uninitialized array of `shape` and `dtype` (sources)."""
     return f"np.empty({shape}, {dtype})"
@@ -728,7 +723,8 @@ def _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat
         lowering.emit(f"{rows[v]} = {flat[x]}[{start}:]")
       else:
         local[v] = lowering.fresh("e")
-        lowering.emit(f"{local[v]} = {read_element(f'{flat[x]}[{start}]', v.aval.dtype)}")
+        value = read_element(f"{flat[x]}[{start}]", v.aval.dtype)
+        lowering.emit(f"{local[v]} = {lowering.scalar(value, v.aval.dtype)}")
     _lower_elements(lowering, eqns, rows, written, local, size)
 
 
@@ -750,7 +746,8 @@ def _lower_elements(lowering, eqns, rows, written, scalars, size):
     def element(a):
       if a not in local:
         local[a] = lowering.fresh("e")
-        lowering.emit(f"{local[a]} = {read_element(f'{rows[a]}[{index}]', a.aval.dtype)}")
+        value = read_element(f"{rows[a]}[{index}]", a.aval.dtype)
+        lowering.emit(f"{local[a]} = {lowering.scalar(value, a.aval.dtype)}")
       return local[a]
 
     for eqn in eqns:

@@ -175,22 +175,24 @@ def round_bf16(x):
 
 @scalar_jit
 def nan_max(x, y):
-  """max with NaN propagating (NumPy's maximum)."""
+  """max with NaN propagating (NumPy's maximum, whose vector loops give y of
+  two equal operands: max(0.0, -0.0) is -0.0)."""
   if x != x:
     return x
   if y != y:
     return y
-  return x if x >= y else y
+  return x if x > y else y
 
 
 @scalar_jit
 def nan_min(x, y):
-  """min with NaN propagating (NumPy's minimum)."""
+  """min with NaN propagating (NumPy's minimum, whose vector loops give y of
+  two equal operands: min(-0.0, 0.0) is 0.0)."""
   if x != x:
     return x
   if y != y:
     return y
-  return x if x <= y else y
+  return x if x < y else y
 
 
 @scalar_jit

@@ -67,7 +67,8 @@ def copy(array):
   if _ptx is not None:
     return array.copy()
   out = cuda.device_array_like(array)
-  out.copy_to_device(array)
+  if array.size:
+    out.copy_to_device(array)
   return out
 
 

@@ -21,10 +21,28 @@ import ast
 import builtins
 import contextlib
 
+from refimpl.jaxpr import subjaxprs
+from refimpl.lax import special
 from numba_backend import lower
 
 CUDA_RULES = {}
 """primitive -> lowering rule of this target (a CPU rule that runs here, or its own)."""
+
+_HOST_ONLY = {special.zeta_p, special.polygamma_p}
+"""Elementwise primitives whose scalar functions allocate (their pairwise
+sums' stacks), which device code cannot."""
+
+
+def check(jaxpr):
+  """Raises LoweringError where `jaxpr` (or a jaxpr in its params) holds an
+  elementwise primitive that kernels cannot compute (`_HOST_ONLY`)."""
+  for eqn in jaxpr.eqns:
+    if eqn.primitive in _HOST_ONLY:
+      raise lower.LoweringError(
+          f"the numba-cuda backend has no lowering for primitive '{eqn.primitive.name}' yet "
+          f"(in equation: {eqn}); the numba backend (CPU) lowers it")
+  for sub in subjaxprs(jaxpr):
+    check(sub)
 
 _MODULES = {"np", "math", "numba", "cuda", "S", "K", "G"}
 """The module aliases of a program's module: names a kernel does not take as arguments."""
@@ -55,9 +73,6 @@ class KernelLowering(lower.Lowering):
     # (Python runs the host program, and the simulator the kernels: NumPy's
     # .item() and Numba functions give Python scalars, of other types)
     return f"{lower.type_source(lower.scalar_dtype(dtype))}({expr})"
-
-  def float64_function(self, name):
-    return f"S.{name[3:]}" if name.startswith("np.") else name   # (no NumPy ufuncs in kernels)
 
   def allocation(self, shape, dtype):
     return f"G.empty({shape}, {dtype})"

@@ -511,7 +511,7 @@ def _float64_function(function):
       value = ctx.checked(_CHECKED_FUNCTIONS[function], _wide(x, dtype))
       if value is not None:
         return cast(value, _out(ctx))
-    return cast(f"{ctx.lowering.float64_function(fn)}({_wide(x, dtype)})", _out(ctx))
+    return cast(f"{fn}({_wide(x, dtype)})", _out(ctx))
   return rule
 
 
@@ -723,5 +723,6 @@ def _bitcast_convert_type(ctx, x, *, new_dtype):
   if np.dtype(aval.dtype) == np.dtype(new_dtype):
     return x
   viewed = ctx.fresh()
-  ctx.emit(f"{viewed} = {ctx.flat(x, aval)}.view({type_source(storage_dtype(new_dtype))}).copy()")
+  view = f"{ctx.flat(x, aval)}.view({type_source(storage_dtype(new_dtype))})"
+  ctx.emit(f"{viewed} = {ctx.lowering.copy(view)}")
   return ctx.result(viewed, out)

@@ -225,6 +225,57 @@ print(json.dumps(found))
 """
 
 
+_PTX_SWEEP = """
+import json, numpy as np
+import refimpl as jax
+from refimpl import dtypes
+from numba_backend.lower import ELEMENTWISE_RULES
+from numba_backend.cuda import device
+params = {"conj": lambda dt: dict(input_dtype=dt), "round": lambda dt: dict(rounding_method=0),
+          "convert_element_type": lambda dt: dict(new_dtype=np.dtype(np.float64),
+                                                  weak_type=False, sharding=None),
+          "integer_pow": lambda dt: dict(y=3),
+          "reduce_precision": lambda dt: dict(exponent_bits=5, mantissa_bits=2)}
+compiled, failed, f64 = [], {}, {}
+for prim in ELEMENTWISE_RULES:
+  if not hasattr(prim, "bind") or prim.name in ("zeta", "polygamma"):
+    continue   # (fused_multiply_add: the contraction's; zeta, polygamma: not lowered)
+  for dt in (np.float32, np.float64, np.int32, np.complex64, np.float16, np.bool_):
+    kw = params.get(prim.name, lambda dt: {})(np.dtype(dt))
+    x = np.ones(3, dt)
+    for n in (1, 2, 3):
+      try:
+        jax.make_jaxpr(lambda *a: prim.bind(*a, **kw))(*[x] * n)
+      except Exception:
+        continue
+      try:
+        with device.compiling_to_ptx() as ptx:
+          jax.jit(lambda *a: prim.bind(*a, **kw), backend="numba-cuda")(*[x] * n)
+        compiled.append(f"{prim.name}/{np.dtype(dt).name}")
+        f64[compiled[-1]] = any(".f64" in line and not line.lstrip().startswith((".", "//"))
+                                for _, text in ptx for line in text.splitlines())
+      except Exception as err:
+        failed[f"{prim.name}/{np.dtype(dt).name}"] = f"{type(err).__name__}: {err}"[:300]
+      break
+print(json.dumps({"compiled": compiled, "failed": failed, "f64": f64}))
+"""
+
+
+def test_every_elementwise_primitive_compiles_to_ptx():
+  env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+  done = subprocess.run([sys.executable, "-c", _PTX_SWEEP], env=env, capture_output=True,
+                        text=True, timeout=900)
+  assert done.returncode == 0, done.stderr[-3000:]
+  found = json.loads(done.stdout.splitlines()[-1])
+  assert not found["failed"], found["failed"]
+  names = {c.split("/")[0] for c in found["compiled"]}
+  assert {"add", "tanh", "atan2", "rem", "pow", "nextafter", "lgamma", "erf_inv", "sqrt",
+          "is_finite", "round", "population_count", "shift_right_logical"} <= names
+  # float32 arithmetic, comparisons and rounding hold no float64 instruction
+  for name in ("add", "sub", "mul", "div", "neg", "abs", "eq", "lt", "ne", "floor", "ceil"):
+    assert found["f64"].get(f"{name}/float32") is False, name
+
+
 def _instructions(ptx, suffix):
   """The PTX instructions of `ptx` (not its directives) that name the type `suffix`."""
   return [line for line in ptx.splitlines()

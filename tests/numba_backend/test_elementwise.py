@@ -340,3 +340,19 @@ def test_complex_functions(dtype, data):
                              + [lax.pow(x, n), lax.pow(x, lax.convert_element_type(n, dtype))])
   names = [*COMPLEX_FUNCTIONS, *COMPLEX_FUNCTIONS_BINARY, "pow_int32", "pow_integral"]
   run_x64(dtype, lambda: check(program, names, x, y, integer_exponent))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, dtypes.float16, dtypes.bfloat16],
+                         ids=lambda d: np.dtype(d).name)
+def test_max_and_min_of_equal_zeros_are_numpys(dtype):
+  """Of two equal operands NumPy's maximum and minimum give the second (their
+  vector loops'): max(0.0, -0.0) is -0.0. The elementwise max, min, clamp and
+  the cumulative maxima and minima give the reference's zero."""
+  zeros = np.array([0.0, -0.0, 0.0, -0.0, -0.0, 0.0], dtype)
+  other = np.array([-0.0, 0.0, 0.0, -0.0, -0.0, 0.0], dtype)
+  programs = [lax.max, lax.min, lambda x, y: lax.clamp(y, x, y),
+              lambda x, y: lax.cummax(x), lambda x, y: lax.cummin(x, reverse=True)]
+  for program in programs:
+    got = np.asarray(jax.jit(program, backend="numba")(zeros, other)).astype(np.float64)
+    want = np.asarray(jax.jit(program, backend="reference")(zeros, other)).astype(np.float64)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

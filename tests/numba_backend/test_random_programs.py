@@ -1,4 +1,4 @@
-"""Random programs agree on the numba backend and the reference.
+"""Random programs agree on the numba backends and the reference.
 
 Hypothesis builds a program as a small random DAG of operations drawn from
 a wide menu: elementwise unary and binary primitives (comparisons too),
@@ -889,17 +889,17 @@ def assert_identical(reference, backend, what):
                          f"{reference.ravel()[:8]}, numba {backend.ravel()[:8]}")
 
 
-def run_instances(data, builder, program, types):
+def run_instances(data, builder, program, types, backend="numba"):
   """Runs `program` on INSTANCES inputs of `types` with jit on the reference
-  and on the numba backend, and compares every output."""
+  and on `backend`, and compares every output."""
   note("\n".join(builder.log))
   for n in range(INSTANCES):
     inputs = draw_instance(data, types)
     reference = jax.jit(program)(*inputs)
-    backend = jax.jit(program, backend="numba")(*inputs)
-    assert len(reference) == len(backend)
+    backend_outputs = jax.jit(program, backend=backend)(*inputs)
+    assert len(reference) == len(backend_outputs)
     try:
-      for k, (r, b) in enumerate(zip(reference, backend)):
+      for k, (r, b) in enumerate(zip(reference, backend_outputs)):
         assert_identical(r, b, f"instance {n}, output {k}")
     except AssertionError:
       note(str(jax.make_jaxpr(program)(*inputs)))
@@ -923,6 +923,21 @@ def test_random_programs_agree(flavour, data):
        mock.patch.object(threads, "MIN_ELEMENTS", 1), \
        mock.patch.object(threads, "MIN_PLAIN_ELEMENTS", 1):
     run_instances(data, builder, program, types)
+
+
+CUDA_OPERATIONS = [unary, unary, binary, binary, select, convert, broadcast, reshape, transpose,
+                   rev, slice_, pad, concatenate, reduce, cumulative, dynamic_slice,
+                   dynamic_update_slice]
+"""The operations the numba-cuda backend lowers so far."""
+
+
+@SETTINGS
+@given(data=st.data())
+def test_random_programs_agree_on_numba_cuda(data):
+  """Programs of the operations numba-cuda lowers, run in numba's CUDA simulator."""
+  builder = Builder(data, operations=CUDA_OPERATIONS, control=[])
+  program, types = draw_program(builder)
+  run_instances(data, builder, program, types, backend="numba-cuda")
 
 
 INDEXING = [dynamic_slice, dynamic_update_slice, gather, scatter]

@@ -110,12 +110,13 @@ def test_long_sums(dtype, seed, n, m):
 
 
 def _fold_in_order(row, largest):
-  """The fold of `row` from -inf (inf) by NaN-propagating max (min), first element first."""
+  """The fold of `row` from -inf (inf) by NaN-propagating max (min), first
+  element first, as NumPy's maximum (minimum) folds: of equal values the later."""
   acc = -np.inf if largest else np.inf
   for v in row:
     if acc != acc:
       break
-    if v != v or (v > acc if largest else v < acc):
+    if v != v or (v >= acc if largest else v <= acc):
       acc = v
   return acc
 

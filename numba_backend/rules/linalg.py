@@ -115,20 +115,21 @@ def operand(ctx, x, aval, permutation, compute):
   """A flat C-contiguous array of `compute` holding `x` transposed by `permutation`."""
   size = ctx.dim(math.prod(aval.shape))
   dtype = np.dtype(aval.dtype)
-  source, held = ctx.flat(x, aval), storage_dtype(dtype)
+  source, held = ctx.fresh("f"), storage_dtype(dtype)
+  ctx.emit(f"{source} = {ctx.flat(x, aval)}")
   if tuple(permutation) != tuple(range(len(permutation))):
     if dtype not in (dtypes.float16, dtypes.bfloat16):
       held = compute   # strided_copy converts as it copies
     moved, strides = ctx.fresh(), c_strides(aval.shape)
-    ctx.emit(f"{moved} = np.empty({size}, {type_source(held)})")
-    ctx.emit(f"K.strided_copy({source}, 0, {ctx.ints([strides[i] for i in permutation])}, "
-             f"{ctx.ints([aval.shape[i] for i in permutation])}, {moved})")
+    ctx.emit(f"{moved} = {ctx.lowering.allocation(size, type_source(held))}")
+    ctx.lowering.strided_copy(source, "0", ctx.ints([strides[i] for i in permutation]),
+                              ctx.ints([aval.shape[i] for i in permutation]), moved)
     source = moved
   if held == compute:
     return source
   converted, k = ctx.fresh(), ctx.fresh("k")
-  ctx.emit(f"{converted} = np.empty({size}, {type_source(compute)})")
-  with ctx.lowering.block(f"for {k} in range({size}):"):
+  ctx.emit(f"{converted} = {ctx.lowering.allocation(size, type_source(compute))}")
+  with ctx.lowering.elements(k, size):
     ctx.emit(f"{converted}[{k}] = {type_source(compute)}({read_element(f'{source}[{k}]', dtype)})")
   return converted
 
@@ -140,16 +141,17 @@ def from_compute(ctx, flat, compute, out_aval):
   if dtype != compute:
     size = ctx.dim(math.prod(out_aval.shape))
     out, k = ctx.fresh(), ctx.fresh("k")
-    ctx.emit(f"{out} = np.empty({size}, {type_source(storage_dtype(dtype))})")
-    with ctx.lowering.block(f"for {k} in range({size}):"):
+    ctx.emit(f"{out} = {ctx.lowering.allocation(size, type_source(storage_dtype(dtype)))}")
+    with ctx.lowering.elements(k, size):
       value = f"{flat}[{k}] > 0" if dtypes.is_bool(dtype) else cast(f"{flat}[{k}]", dtype)
       ctx.emit(f"{out}[{k}] = {element_to_store(value, dtype)}")
     flat = out
   return ctx.result(flat, out_aval)
 
 
-@register(lax.dot_general_p)
-def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
+def matmul_operands(ctx, lhs, rhs, dimension_numbers):
+  """dot_general's operands as batched_matmul takes them: (a, b, the sizes
+  (B, M, K, N), the contraction dtype)."""
   (lc, rc), (lb, rb) = dimension_numbers
   (lhs_aval, rhs_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
   compute = contraction_dtype(np.dtype(out_aval.dtype))
@@ -159,6 +161,13 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
   sizes = [size(lhs_aval, lb), size(lhs_aval, lhs_free), size(lhs_aval, lc), size(rhs_aval, rhs_free)]
   a = operand(ctx, lhs, lhs_aval, [*lb, *lhs_free, *lc], compute)
   b = operand(ctx, rhs, rhs_aval, [*rb, *rc, *rhs_free], compute)
+  return a, b, sizes, compute
+
+
+@register(lax.dot_general_p)
+def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
+  (out_aval,) = ctx.avals_out
+  a, b, sizes, compute = matmul_operands(ctx, lhs, rhs, dimension_numbers)
   out = ctx.fresh()
   matmul = blas_matmul if dtypes.is_inexact(compute) else batched_matmul
   ctx.emit(f"{out} = np.{'empty' if matmul is blas_matmul else 'zeros'}"

@@ -193,6 +193,28 @@ def test_cumulative_reductions_and_reduce_match_the_reference(name, shape, data)
       np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_dot_general_matches_the_cpu_backend_bit_for_bit(data):
+  """Products small enough for the CPU's loop (no BLAS): the same sums, in
+  the same order, on both."""
+  batch = data.draw(st.integers(0, 2))
+  sizes = [data.draw(st.integers(1, 6)) for _ in range(batch + 3)]   # batch dims, m, k, n
+  *b, m, k, n = sizes
+  dtype = data.draw(st.sampled_from([np.float32, np.float64, np.int32, np.complex64,
+                                     np.float16]))
+  rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+  lhs = (rng.standard_normal((*b, m, k)) * 3).astype(dtype)
+  rhs = (rng.standard_normal((*b, n, k)) * 3).astype(dtype)
+  batch_dims = tuple(range(batch))
+  fun = functools.partial(lax.dot_general, dimension_numbers=(((batch + 1,), (batch + 1,)),
+                                                              (batch_dims, batch_dims)))
+  got = jax.jit(fun, backend="numba-cuda")(lhs, rhs)
+  want = jax.jit(fun, backend="numba")(lhs, rhs)
+  assert got.dtype == want.dtype and got.shape == want.shape
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 def test_a_primitive_not_lowered_yet_is_a_clear_error():
   with pytest.raises(LoweringError, match="numba-cuda backend has no lowering for primitive "
                                           "'sort' yet.*numba backend \\(CPU\\) lowers it"):
@@ -213,6 +235,7 @@ programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T
             "cumulative": lambda x, y: (jax.lax.cumlogsumexp(x, axis=1), jnp.cumsum(y, axis=0),
                                         jax.lax.reduce(x, np.float32(0), lambda a, b: a * b + 1,
                                                        (0,))),
+            "matmul": lambda x, y: (x @ y, jnp.einsum("ij,kj->ik", x, x.astype(jnp.int32))),
             "shapes": lambda x, y: (jnp.concatenate([x, y.T], 0)[::-1, 1:],
                                     jnp.pad(jnp.tile(x, 2), ((1, 0), (2, 1))),
                                     jax.lax.dynamic_update_slice(x, y[:2].T, (1, 1)))}

@@ -926,7 +926,7 @@ def test_random_programs_agree(flavour, data):
 
 
 CUDA_OPERATIONS = [unary, unary, binary, binary, select, convert, broadcast, reshape, transpose,
-                   rev, slice_, pad, concatenate, reduce, cumulative, dynamic_slice,
+                   rev, slice_, pad, concatenate, reduce, cumulative, dot_general, dynamic_slice,
                    dynamic_update_slice]
 """The operations the numba-cuda backend lowers so far."""
 

@@ -393,3 +393,19 @@ def test_the_numba_backend_does_not_import_numba_cuda():
   done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
   assert done.returncode == 0, done.stderr[-2000:]
   assert done.stdout.split() == ["False"]
+
+
+def test_the_gpu_check_script_runs_in_the_simulator(tmp_path):
+  """benchmarks/gpu_check.py, for a machine with a GPU, run at tiny sizes in
+  the simulator: every workload checked against the CPU (or reported as not
+  lowered yet), timed, and reported."""
+  sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+  import gpu_check
+  report = tmp_path / "gpu.md"
+  assert gpu_check.main(["--simulate", "--report", str(report), "--scale", "1e-6"]) == 0
+  rows = json.loads((tmp_path / "gpu.json").read_text())["rows"]
+  assert {row["workload"] for row in rows} == set(gpu_check.WORKLOADS)
+  for row in rows:
+    assert row["check"].startswith(("bit for bit", "within", "not lowered yet")), row
+    assert row["check"].startswith("not lowered") or row["min s"] > 0
+  assert "| matmul f32[n]^2" in report.read_text()

@@ -1,0 +1,199 @@
+"""The numba-cuda backend on a machine with a CUDA GPU, in minutes: each
+workload at a real size, checked against the numba backend on the CPU, then
+timed on the device, with the device's measured copy bandwidth and the
+fraction of it (or of the FP32 rate given) each workload reaches.
+
+  python benchmarks/gpu_check.py [--report gpu_report.md] [--scale S]
+                                 [--fp32-tflops 67] [--simulate]
+
+The report (Markdown, and JSON beside it) says for each workload its check
+(bit for bit, or within the stated tolerance), its times (median and minimum
+over repeats, results left on the device), and its rate against the target
+of docs/backends.md's numba-cuda section: elementwise and reduction workloads
+at 70% of the copy bandwidth, matmul at 50% of the FP32 rate. A workload the
+backend does not lower yet is reported as such. `--simulate` runs it all in
+numba's CUDA simulator at tiny sizes (a check of the script itself, no GPU
+needed); its times mean nothing.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# name: (setup source with sizes as names, statement, sizes, the data's axes, bytes moved,
+#        flops, whether the check is bit for bit)
+WORKLOADS = {
+    "selu f32[n]": (
+        "x = jnp.asarray(np.linspace(-3, 3, n, dtype=np.float32))\n"
+        "f = jax.jit(jax.nn.selu)", "f(x)", {"n": 10**8}, 1, lambda s: 8 * s["n"], 0, True),
+    "chain (tanh, exp, sin, sqrt) f32[n]": (
+        "x = jnp.asarray(np.linspace(0, 2, n, dtype=np.float32))\n"
+        "f = jax.jit(lambda x: jnp.sqrt(jnp.abs(jnp.sin(jnp.exp(jnp.tanh(x)) * 2.0)) + 1.0))",
+        "f(x)", {"n": 10**8}, 1, lambda s: 8 * s["n"], 0, True),
+    "sum over axis 1 f32[n, n]": (
+        "x = jnp.asarray(np.random.default_rng(0).standard_normal((n, n), np.float32))\n"
+        "f = jax.jit(lambda x: jnp.sum(x, axis=1))", "f(x)", {"n": 16384}, 2,
+        lambda s: 4 * s["n"] ** 2, 0, True),
+    "sum over axis 0 f32[n, n]": (
+        "x = jnp.asarray(np.random.default_rng(0).standard_normal((n, n), np.float32))\n"
+        "f = jax.jit(lambda x: jnp.sum(x, axis=0))", "f(x)", {"n": 16384}, 2,
+        lambda s: 4 * s["n"] ** 2, 0, True),
+    "softmax over the last axis f32[n, m]": (
+        "x = jnp.asarray(np.random.default_rng(0).standard_normal((n, m), np.float32))\n"
+        "f = jax.jit(lambda x: jax.nn.softmax(x, axis=-1))", "f(x)", {"n": 8192, "m": 4096},
+        2, lambda s: 8 * s["n"] * s["m"], 0, True),
+    "transpose f32[n, n]": (
+        "x = jnp.asarray(np.arange(n * n, dtype=np.float32).reshape(n, n))\n"
+        "f = jax.jit(lambda x: x.T + 1.0)", "f(x)", {"n": 8192}, 2, lambda s: 8 * s["n"] ** 2,
+        0, True),
+    "cumsum over axis 0 f32[n, n]": (
+        "x = jnp.asarray(np.random.default_rng(0).standard_normal((n, n), np.float32))\n"
+        "f = jax.jit(lambda x: jnp.cumsum(x, axis=0))", "f(x)", {"n": 8192}, 2,
+        lambda s: 8 * s["n"] ** 2, 0, True),
+    "matmul f32[n]^2": (
+        "x = jnp.asarray(np.random.default_rng(0).standard_normal((n, n), np.float32))\n"
+        "f = jax.jit(lambda x: x @ x)", "f(x)", {"n": 4096}, 2,
+        lambda s: 8 * s["n"] ** 2, lambda s: 2 * s["n"] ** 3, False),
+    "random.normal f32[n]": (
+        "key = jax.random.PRNGKey(0)\nf = jax.jit(lambda key: jax.random.normal(key, (n,)))",
+        "f(key)", {"n": 10**8}, 1, lambda s: 4 * s["n"], 0, True),
+}
+
+
+def _scaled(sizes, axes, scale):
+  """The sizes for `scale` times the elements of data of `axes` axes."""
+  return {k: max(2, int(round(v * scale ** (1 / axes)))) for k, v in sizes.items()}
+
+
+def _copy_bandwidth(nbytes):
+  """Bytes a second a device-to-device copy of `nbytes` moves (read and written)."""
+  import numpy as np
+  from numba import cuda
+  source = cuda.to_device(np.ones(nbytes // 4, np.float32))
+  target = cuda.device_array_like(source)
+  target.copy_to_device(source)
+  cuda.synchronize()
+  best = math.inf
+  for _ in range(10):
+    start = time.perf_counter()
+    target.copy_to_device(source)
+    cuda.synchronize()
+    best = min(best, time.perf_counter() - start)
+  return 2 * nbytes / best
+
+
+def _check(name, ns, exact):
+  """The workload's result on numba-cuda against the numba backend's (CPU)."""
+  import numpy as np
+  import refimpl as jax
+  setup, stmt, *_ = WORKLOADS[name]
+  got = eval(stmt, ns)
+  with jax.config.option("backend", "numba"):
+    cpu = dict(ns)
+    exec(setup, cpu)
+    want = eval(stmt, cpu)
+  got, want = np.asarray(got), np.asarray(want)
+  if got.shape != want.shape or got.dtype != want.dtype:
+    return f"FAILED: {got.dtype}{list(got.shape)} where the CPU gives {want.dtype}{list(want.shape)}"
+  if exact:
+    same = np.array_equal(got, want, equal_nan=True)
+    return "bit for bit" if same else f"FAILED: {np.sum(got != want)} elements differ"
+  scale = np.max(np.abs(want)) * want.size ** 0.5
+  error = np.max(np.abs(got.astype(np.float64) - want))
+  bound = 64 * np.finfo(want.dtype).eps * scale
+  return f"within {error:.3g} (bound {bound:.3g})" if error <= bound else \
+      f"FAILED: off by {error:.3g} (bound {bound:.3g})"
+
+
+def run(scale, fp32_flops, simulate):
+  import numpy as np
+  import refimpl as jax
+  from refimpl import lax
+  import refimpl.numpy as jnp
+  from numba_backend.lower import LoweringError
+  sys.path.insert(0, HERE)
+  from harness import time_statement
+  jax.config.update("backend", "numba-cuda")
+  device = jax.devices()[0]
+  bandwidth = _copy_bandwidth(2**20 if simulate else 2**30)
+  rows = []
+  for name, (setup, stmt, sizes, axes, moved, flops, exact) in WORKLOADS.items():
+    s = _scaled(sizes, axes, scale)
+    ns = {"jax": jax, "jnp": jnp, "lax": lax, "np": np, **s}
+    row = {"workload": name, "sizes": s}
+    try:
+      exec(setup, ns)
+      start = time.perf_counter()
+      jax.block_until_ready(eval(stmt, ns))
+      row["first call s"] = time.perf_counter() - start
+    except LoweringError as err:
+      row["check"] = f"not lowered yet: {str(err).split(' (in equation')[0]}"
+      rows.append(row)
+      continue
+    row["check"] = _check(name, ns, exact)
+    median, least, noise = time_statement(ns, stmt, budget=0.5 if simulate else 3)
+    row.update({"median s": median, "min s": least, "noise": noise})
+    if flops:
+      row["rate"] = flops(s) / least
+      row["of the limit"] = row["rate"] / fp32_flops
+      row["target"] = 0.5
+    else:
+      row["rate"] = moved(s) / least
+      row["of the limit"] = row["rate"] / bandwidth
+      row["target"] = 0.7
+    rows.append(row)
+  return {"device": f"{device} {device.device_kind}", "copy bandwidth B/s": bandwidth,
+          "fp32 flop/s": fp32_flops, "simulated": simulate, "rows": rows}
+
+
+def markdown(report):
+  lines = [f"# numba-cuda on {report['device']}", "",
+           f"Copy bandwidth {report['copy bandwidth B/s'] / 1e9:.0f} GB/s (device to device, "
+           f"read and written); FP32 rate taken as {report['fp32 flop/s'] / 1e12:.1f} TFLOP/s."
+           + (" Simulated: the times mean nothing." if report["simulated"] else ""), "",
+           "| workload | check | first call | median | min | rate | of the limit | target |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+  for row in report["rows"]:
+    if "median s" not in row:
+      lines.append(f"| {row['workload']} | {row['check']} | | | | | | |")
+      continue
+    unit = "GFLOP/s" if row["target"] == 0.5 else "GB/s"
+    met = "met" if row["of the limit"] >= row["target"] else "not met"
+    lines.append(f"| {row['workload']} {row['sizes']} | {row['check']} | "
+                 f"{row['first call s']:.2f} s | {row['median s'] * 1e3:.3f} ms | "
+                 f"{row['min s'] * 1e3:.3f} ms | {row['rate'] / 1e9:.1f} {unit} | "
+                 f"{row['of the limit']:.0%} | {row['target']:.0%}: {met} |")
+  return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("--report", default="gpu_report.md", help="the Markdown report's path "
+                      "(its JSON beside it, .json)")
+  parser.add_argument("--scale", type=float, default=None,
+                      help="the workloads' elements times S (default 1; 1e-5 simulated)")
+  parser.add_argument("--fp32-tflops", type=float, default=67.0,
+                      help="the device's FP32 rate (an H200's, by default)")
+  parser.add_argument("--simulate", action="store_true",
+                      help="run in numba's CUDA simulator at tiny sizes (no GPU)")
+  args = parser.parse_args(argv)
+  if args.simulate:
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"   # (read when numba.cuda is first imported)
+  scale = args.scale if args.scale is not None else (1e-5 if args.simulate else 1.0)
+  report = run(scale, args.fp32_tflops * 1e12, args.simulate)
+  text = markdown(report)
+  print(text)
+  with open(args.report, "w") as f:
+    f.write(text)
+  with open(os.path.splitext(args.report)[0] + ".json", "w") as f:
+    json.dump(report, f, indent=1)
+  return 1 if any(row["check"].startswith("FAILED") for row in report["rows"]) else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

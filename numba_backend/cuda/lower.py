@@ -20,6 +20,7 @@ any other raises LoweringError naming it.
 import ast
 import builtins
 import contextlib
+import re
 
 from refimpl.jaxpr import subjaxprs
 from refimpl.lax import special
@@ -86,8 +87,8 @@ class KernelLowering(lower.Lowering):
   def elements(self, index, count):
     """A kernel whose threads run the iterations (grid-stride), where not in
     another kernel (there: one thread's loop)."""
-    if self._in_kernel:
-      with super().elements(index, count):
+    if self._in_kernel:   # (marked, for `_flattened`)
+      with self.block(f"for {index} in range({count}):  {_INDEPENDENT}"):
         yield
       return
     start, depth = len(self.lines), self.depth
@@ -99,6 +100,7 @@ class KernelLowering(lower.Lowering):
       self._in_kernel = False
     body = [line[4 * depth:] for line in self.lines[start:]]
     del self.lines[start:]
+    body, count = _flattened(body, index, count)
     params = _free_names(body, set(self.imports.values()))
     name = f"kernel{len(self.kernels)}"
     self.kernels.append("\n".join(["@cuda.jit(cache=True)", f"def {name}({', '.join(params)}):",
@@ -157,6 +159,28 @@ class KernelLowering(lower.Lowering):
     literal array `c_<dtype>` or an array constant `k<i>`; other names as they are."""
     constant = name[:1] == "k" and name[1:].isdigit() and int(name[1:]) < len(self.arrays)
     return f"{name}_dev" if name == "d" or name.startswith("c_") or constant else name
+
+
+_INDEPENDENT = "# independent iterations"
+_INNER = re.compile(r"    for (\w+) in range\((d\[\d+\])\):  " + _INDEPENDENT + "$")
+
+
+def _flattened(body, index, count):
+  """The kernel `body` (its grid-stride loop over `count` iterations), where
+  it is a loop over rows of simple statements then a loop of independent
+  iterations over the row's elements (`_lower_rows`' form), as one loop over
+  every element of every row, each element's thread computing its row's
+  statements: (the kernel's lines, the count of its iterations)."""
+  inner = next((k for k, line in enumerate(body) if _INNER.match(line)), None)
+  if inner is None or any(line.startswith("     ") or line.endswith(":")
+                          for line in body[1:inner]) \
+      or not all(line.startswith("        ") for line in body[inner + 1:]):
+    return body, count
+  element, size = _INNER.match(body[inner]).groups()
+  flat = f"{index}_{element}"
+  return ([f"for {flat} in range(cuda.grid(1), {count} * {size}, cuda.gridsize(1)):",
+           f"    {index}, {element} = {flat} // {size}, {flat} % {size}",
+           *body[1:inner], *(line[4:] for line in body[inner + 1:])], f"{count} * {size}")
 
 
 def _free_names(lines, aliases):

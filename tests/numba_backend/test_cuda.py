@@ -254,12 +254,13 @@ import refimpl as jax
 from refimpl import dtypes
 from numba_backend.lower import ELEMENTWISE_RULES
 from numba_backend.cuda import device
+from numba_backend.lower import LoweringError
 params = {"conj": lambda dt: dict(input_dtype=dt), "round": lambda dt: dict(rounding_method=0),
           "convert_element_type": lambda dt: dict(new_dtype=np.dtype(np.float64),
                                                   weak_type=False, sharding=None),
           "integer_pow": lambda dt: dict(y=3),
           "reduce_precision": lambda dt: dict(exponent_bits=5, mantissa_bits=2)}
-compiled, failed, f64 = [], {}, {}
+compiled, failed, f64, externs, refused = [], {}, {}, {}, []
 for prim in ELEMENTWISE_RULES:
   if not hasattr(prim, "bind") or prim.name in ("zeta", "polygamma"):
     continue   # (fused_multiply_add: the contraction's; zeta, polygamma: not lowered)
@@ -277,10 +278,15 @@ for prim in ELEMENTWISE_RULES:
         compiled.append(f"{prim.name}/{np.dtype(dt).name}")
         f64[compiled[-1]] = any(".f64" in line and not line.lstrip().startswith((".", "//"))
                                 for _, text in ptx for line in text.splitlines())
+        externs[compiled[-1]] = [line for _, text in ptx for line in text.splitlines()
+                                 if line.startswith(".extern .func")]
+      except LoweringError:
+        refused.append(f"{prim.name}/{np.dtype(dt).name}")
       except Exception as err:
         failed[f"{prim.name}/{np.dtype(dt).name}"] = f"{type(err).__name__}: {err}"[:300]
       break
-print(json.dumps({"compiled": compiled, "failed": failed, "f64": f64}))
+print(json.dumps({"compiled": compiled, "failed": failed, "f64": f64, "externs": externs,
+                  "refused": refused}))
 """
 
 
@@ -291,6 +297,10 @@ def test_every_elementwise_primitive_compiles_to_ptx():
   assert done.returncode == 0, done.stderr[-3000:]
   found = json.loads(done.stdout.splitlines()[-1])
   assert not found["failed"], found["failed"]
+  # every kernel links on a device: it calls no function outside itself (a
+  # host library's); the primitives that would are refused, on complex numbers
+  assert not any(found["externs"].values()), found["externs"]
+  assert found["refused"] and all(r.endswith("/complex64") for r in found["refused"])
   names = {c.split("/")[0] for c in found["compiled"]}
   assert {"add", "tanh", "atan2", "rem", "pow", "nextafter", "lgamma", "erf_inv", "sqrt",
           "is_finite", "round", "population_count", "shift_right_logical"} <= names
@@ -395,14 +405,16 @@ def test_the_numba_backend_does_not_import_numba_cuda():
   assert done.stdout.split() == ["False"]
 
 
-def test_the_gpu_check_script_runs_in_the_simulator(tmp_path):
+def test_the_gpu_check_script_runs_in_the_simulator(tmp_path, monkeypatch):
   """benchmarks/gpu_check.py, for a machine with a GPU, run at tiny sizes in
   the simulator: every workload checked against the CPU (or reported as not
-  lowered yet), timed, and reported."""
-  sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+  lowered yet), timed, and reported; the process's backend is left as it was."""
+  monkeypatch.syspath_prepend(os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
   import gpu_check
   report = tmp_path / "gpu.md"
+  before = jax.config.backend
   assert gpu_check.main(["--simulate", "--report", str(report), "--scale", "1e-6"]) == 0
+  assert jax.config.backend == before
   rows = json.loads((tmp_path / "gpu.json").read_text())["rows"]
   assert {row["workload"] for row in rows} == set(gpu_check.WORKLOADS)
   for row in rows:

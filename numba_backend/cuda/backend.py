@@ -13,7 +13,7 @@ import hashlib
 
 from refimpl import core
 from numba_backend import backend as cpu, cache, lower
-from numba_backend.cuda import device, linalg, reductions, rules, ufuncs  # noqa: F401
+from numba_backend.cuda import device, indexing, linalg, reductions, rules, ufuncs  # noqa: F401
 from numba_backend.cuda.lower import KernelLowering, check
 
 ufuncs.register()

@@ -72,3 +72,55 @@ def planned_sum(x, start, plan, stack, zero, complex_):
     else:
       stack[slot] = block_sum(x, start + first, size, zero)
   return stack[0]
+
+
+@cuda.jit(device=True)
+def _stride(shape, d):
+  """The stride of dimension d of a C-contiguous array of `shape`, in elements."""
+  stride = 1
+  for e in range(d + 1, shape.size):
+    stride *= shape[e]
+  return stride
+
+
+@cuda.jit(device=True)
+def window_position(k, indices, index_map, operand_batching_dims, indices_batching_dims,
+                    batch_shape, operand_shape, window_shape, window_dims,
+                    other_batch_strides, other_window_strides, clip):
+  """(its flat position in the operand, or -1 where its window is not inside
+  the operand and not `clip`ped; its flat position in the other array) of
+  the k-th element of the windows in the order of the CPU's
+  `window_positions` (numba_backend/rules/indexing.py), whose arguments
+  these are (`indices` int64), computed from k alone."""
+  window_size = 1
+  for j in range(window_dims.size):
+    window_size *= window_shape[window_dims[j]]
+  b, rest = k // window_size, k % window_size
+  other, offset = 0, 0
+  for j in range(window_dims.size - 1, -1, -1):   # the element's coordinates in its window
+    d = window_dims[j]
+    coordinate = rest % window_shape[d]
+    rest //= window_shape[d]
+    other += coordinate * other_window_strides[j]
+    offset += coordinate * _stride(operand_shape, d)
+  for i in range(batch_shape.size - 1, -1, -1):   # the window's batch position
+    other += (b // _stride(batch_shape, i)) % batch_shape[i] * other_batch_strides[i]
+  vector = index_map.size
+  inside, position = True, offset
+  for d in range(operand_shape.size):
+    start = 0
+    for j in range(vector):
+      if index_map[j] == d:
+        start = indices[b * vector + j]
+    for j in range(operand_batching_dims.size):
+      if operand_batching_dims[j] == d:
+        i = indices_batching_dims[j]
+        start = (b // _stride(batch_shape, i)) % batch_shape[i]
+    high = operand_shape[d] - window_shape[d]
+    if start < 0 or start > high:
+      inside = False
+      start = 0 if start < 0 else high
+    position += start * _stride(operand_shape, d)
+  if not (inside or clip):
+    return -1, other
+  return position, other

@@ -169,7 +169,7 @@ def scatter_put(out, operand_positions, updates_positions, updates):
 
 # --- helpers -----------------------------------------------------------------------------
 
-def _index_scalar(value, dtype):
+def index_scalar(value, dtype):
   """Source of the int64 value of the integer scalar `value` (uint64 saturated)."""
   if np.dtype(dtype) == np.uint64:
     return f"np.int64(min({value}, np.uint64({_INT64_MAX})))"
@@ -181,7 +181,7 @@ def _starts(ctx, starts, dtype, rank):
   name = ctx.fresh("s")
   ctx.emit(f"{name} = np.zeros({ctx.dim(rank)}, np.int64)")
   for i, s in enumerate(starts):
-    ctx.emit(f"{name}[{i}] = {_index_scalar(s, dtype)}")
+    ctx.emit(f"{name}[{i}] = {index_scalar(s, dtype)}")
   return name
 
 
@@ -205,7 +205,7 @@ def _positions(ctx, indices, indices_aval, operand_aval, index_map, operand_batc
                indices_batching_dims, window_shape, window_dims, other_batch_strides,
                other_window_strides, clip):
   """The names of the arrays of operand and other positions (`window_positions`)."""
-  size = math.prod(indices_aval.shape[:-1]) * math.prod(window_shape[d] for d in window_dims)
+  size = window_count(indices_aval, window_shape, window_dims)
   operand_positions, other_positions = ctx.fresh("p"), ctx.fresh("q")
   ctx.emit(f"{operand_positions} = np.empty({ctx.dim(size)}, np.int64)")
   ctx.emit(f"{other_positions} = np.empty({ctx.dim(size)}, np.int64)")
@@ -216,6 +216,11 @@ def _positions(ctx, indices, indices_aval, operand_aval, index_map, operand_batc
            f"{ctx.ints(other_batch_strides)}, {ctx.ints(other_window_strides)}, "
            f"{ctx.dim(clip)}, {operand_positions}, {other_positions})")
   return operand_positions, other_positions
+
+
+def window_count(indices_aval, window_shape, window_dims):
+  """The number of elements of all windows: batch positions times a window's size."""
+  return math.prod(indices_aval.shape[:-1]) * math.prod(window_shape[d] for d in window_dims)
 
 
 # --- slice, dynamic_slice, dynamic_update_slice --------------------------------------------
@@ -274,35 +279,48 @@ def _fill_value(ctx, fill_value, dtype):
   return element_to_store(ctx.lowering.const(value, dtype), dtype)
 
 
-@register_with_keys(lax.gather_p)
-def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
-            unique_indices, mode, fill_value):
-  (aval, indices_aval), (out_aval,) = physical_avals(ctx)
-  dnums = dimension_numbers
-  e = element_rank(ctx.avals_in[0])
-  logical_rank = len(slice_sizes)
-  window_shape = [*slice_sizes, *aval.shape[logical_rank:]]
-  offset_dims = trailing(dnums.offset_dims, ctx.avals_out[0].ndim, e)
-  window_dims = [d for d in range(aval.ndim)
-                 if d not in dnums.collapsed_slice_dims + dnums.operand_batching_dims]
-  out_strides = c_strides(out_aval.shape)
-  batch_dims = [d for d in range(out_aval.ndim) if d not in offset_dims]
-  fill = mode == lax.GatherScatterMode.FILL_OR_DROP
-  operand_positions, out_positions = _positions(
-      ctx, indices, indices_aval, aval, dnums.start_index_map, dnums.operand_batching_dims,
-      dnums.start_indices_batching_dims, window_shape, window_dims,
-      [out_strides[d] for d in batch_dims], [out_strides[d] for d in offset_dims],
-      clip=not fill)
-  fill_element = _fill_value(ctx, fill_value if fill else None, ctx.avals_in[0].dtype)
-  out, out_flat = ctx.empty_flat(out_aval)
-  ctx.emit(f"{ctx.function(gather_take)}({ctx.flat(operand, aval)}, {operand_positions}, "
-           f"{out_positions}, {fill_element}, {out_flat})")
-  return ctx.result(out, out_aval)
+def gather_rule(take):
+  """The gather rule whose copy is `take(ctx, operand, windows, fill, out)`:
+  `operand` and `out` sources of flat arrays, `windows` the keyword arguments
+  of `_positions` (out the other array), `fill` the fill element's source."""
+  def rule(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
+           unique_indices, mode, fill_value):
+    (aval, indices_aval), (out_aval,) = physical_avals(ctx)
+    dnums = dimension_numbers
+    e = element_rank(ctx.avals_in[0])
+    logical_rank = len(slice_sizes)
+    window_shape = [*slice_sizes, *aval.shape[logical_rank:]]
+    offset_dims = trailing(dnums.offset_dims, ctx.avals_out[0].ndim, e)
+    window_dims = [d for d in range(aval.ndim)
+                   if d not in dnums.collapsed_slice_dims + dnums.operand_batching_dims]
+    out_strides = c_strides(out_aval.shape)
+    batch_dims = [d for d in range(out_aval.ndim) if d not in offset_dims]
+    fill = mode == lax.GatherScatterMode.FILL_OR_DROP
+    windows = dict(
+        indices=indices, indices_aval=indices_aval, operand_aval=aval,
+        index_map=dnums.start_index_map, operand_batching_dims=dnums.operand_batching_dims,
+        indices_batching_dims=dnums.start_indices_batching_dims, window_shape=window_shape,
+        window_dims=window_dims, other_batch_strides=[out_strides[d] for d in batch_dims],
+        other_window_strides=[out_strides[d] for d in offset_dims], clip=not fill)
+    fill_element = _fill_value(ctx, fill_value if fill else None, ctx.avals_in[0].dtype)
+    out, out_flat = ctx.empty_flat(out_aval)
+    take(ctx, ctx.flat(operand, aval), windows, fill_element, out_flat)
+    return ctx.result(out, out_aval)
+  return rule
+
+
+def _take(ctx, operand, windows, fill, out):
+  operand_positions, out_positions = _positions(ctx, **windows)
+  ctx.emit(f"{ctx.function(gather_take)}({operand}, {operand_positions}, {out_positions}, "
+           f"{fill}, {out})")
+
+
+register_with_keys(lax.gather_p)(gather_rule(_take))
 
 
 # --- scatter -------------------------------------------------------------------------------
 
-_COMBINERS = {
+COMBINERS = {
     lax.scatter_add_p: elementwise.add_p, lax.scatter_sub_p: elementwise.sub_p,
     lax.scatter_mul_p: elementwise.mul_p, lax.scatter_min_p: elementwise.min_p,
     lax.scatter_max_p: elementwise.max_p,
@@ -316,10 +334,15 @@ def _combiner(primitive, update_jaxpr, dtype):
   if primitive is lax.scatter_p:
     return None
   scalar = ShapedArray((), dtype)
-  return trace_to_jaxpr(lambda x, u: [_COMBINERS[primitive].bind(x, u)], [scalar, scalar])
+  return trace_to_jaxpr(lambda x, u: [COMBINERS[primitive].bind(x, u)], [scalar, scalar])
 
 
-def _scatter_rule(primitive):
+def scatter_rule(primitive, apply):
+  """The rule of scatter `primitive` whose writes are `apply(ctx, out, windows,
+  updates, combiner, dtype)`: into the new flat array named `out` (the
+  operand's copy), the flat `updates` (a source) at the windows' positions
+  (`windows` the keyword arguments of `_positions`, updates the other
+  array), by `combiner` (`_combiner`'s) on elements of `dtype`."""
   def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
            unique_indices, mode, update_jaxpr, update_consts):
     (aval, indices_aval, updates_aval), (out_aval,) = physical_avals(ctx)
@@ -332,46 +355,56 @@ def _scatter_rule(primitive):
     window_shape = [next(window_sizes) if d in window_dims else 1 for d in range(aval.ndim)]
     updates_strides = c_strides(updates_aval.shape)
     batch_dims = [d for d in range(updates_aval.ndim) if d not in update_window_dims]
-    operand_positions, updates_positions = _positions(
-        ctx, indices, indices_aval, aval, dnums.scatter_dims_to_operand_dims,
-        dnums.operand_batching_dims, dnums.scatter_indices_batching_dims, window_shape,
-        window_dims, [updates_strides[d] for d in batch_dims],
-        [updates_strides[d] for d in update_window_dims],
+    windows = dict(
+        indices=indices, indices_aval=indices_aval, operand_aval=aval,
+        index_map=dnums.scatter_dims_to_operand_dims,
+        operand_batching_dims=dnums.operand_batching_dims,
+        indices_batching_dims=dnums.scatter_indices_batching_dims, window_shape=window_shape,
+        window_dims=window_dims, other_batch_strides=[updates_strides[d] for d in batch_dims],
+        other_window_strides=[updates_strides[d] for d in update_window_dims],
         clip=mode == lax.GatherScatterMode.CLIP)
     out = _copy(ctx, operand, aval)
-    updates_flat = ctx.flat(updates, updates_aval)
-    combiner = _combiner(primitive, update_jaxpr, aval.dtype)
-    if combiner is None:
-      ctx.emit(f"{ctx.function(scatter_put)}({out}, {operand_positions}, "
-               f"{updates_positions}, {updates_flat})")
-    else:
-      _combine_loop(ctx, combiner, out, operand_positions, updates_positions, updates_flat,
-                    aval.dtype)
+    apply(ctx, out, windows, ctx.flat(updates, updates_aval),
+          _combiner(primitive, update_jaxpr, aval.dtype), aval.dtype)
     return ctx.result(out, out_aval)
   return rule
 
 
-def _combine_loop(ctx, combiner, out, operand_positions, updates_positions, updates_flat,
-                  dtype):
-  """A loop of the program setting out[p] = combine(out[p], u) at each position in order."""
+def _apply(ctx, out, windows, updates, combiner, dtype):
+  """The writes in a kernel (plain scatter) or a loop of the program."""
+  operand_positions, updates_positions = _positions(ctx, **windows)
+  if combiner is None:
+    ctx.emit(f"{ctx.function(scatter_put)}({out}, {operand_positions}, "
+             f"{updates_positions}, {updates})")
+    return
   k, p, u = ctx.fresh("k"), ctx.fresh("p"), ctx.fresh("u")
-  ctx.emit(f"{u} = {updates_flat}")
+  ctx.emit(f"{u} = {updates}")
   with ctx.lowering.block(f"for {k} in range({operand_positions}.size):"):
     ctx.emit(f"{p} = {operand_positions}[{k}]")
-    with ctx.lowering.block(f"if {p} >= 0:"):
-      x, update = ctx.fresh("x"), ctx.fresh("x")
-      ctx.emit(f"{x} = {read_element(f'{out}[{p}]', dtype)}")
-      ctx.emit(f"{update} = {read_element(f'{u}[{updates_positions}[{k}]]', dtype)}")
-      consts = []
-      for c in combiner.consts:
-        if np.ndim(c):
-          raise LoweringError("the numba backend lowers scatter update_jaxpr consts that "
-                              f"are scalars only, got one of shape {np.shape(c)}")
-        consts.append(ctx.lowering.const(c, np.asarray(c).dtype))
-      (result,) = lower_jaxpr(ctx.lowering, combiner.jaxpr, [*consts, x, update])
-      ctx.emit(f"{out}[{p}] = {element_to_store(result, dtype)}")
+    combine_at(ctx, combiner, out, p, f"{u}[{updates_positions}[{k}]]", dtype)
 
 
-register_with_keys(lax.scatter_p)(_scatter_rule(lax.scatter_p))   # whole keys written
-for _primitive in _COMBINERS:
-  register(_primitive)(_scatter_rule(_primitive))
+def combine_at(ctx, combiner, out, p, update, dtype):
+  """Statements setting out[p] = combine(out[p], update) where p >= 0
+  (`update` the source of the update's stored element); out[p] = update
+  for plain scatter (combiner None)."""
+  with ctx.lowering.block(f"if {p} >= 0:"):
+    if combiner is None:
+      ctx.emit(f"{out}[{p}] = {update}")
+      return
+    x, u = ctx.fresh("x"), ctx.fresh("x")
+    ctx.emit(f"{x} = {read_element(f'{out}[{p}]', dtype)}")
+    ctx.emit(f"{u} = {read_element(update, dtype)}")
+    consts = []
+    for c in combiner.consts:
+      if np.ndim(c):
+        raise LoweringError("the numba backend lowers scatter update_jaxpr consts that "
+                            f"are scalars only, got one of shape {np.shape(c)}")
+      consts.append(ctx.lowering.const(c, np.asarray(c).dtype))
+    (result,) = lower_jaxpr(ctx.lowering, combiner.jaxpr, [*consts, x, u])
+    ctx.emit(f"{out}[{p}] = {element_to_store(result, dtype)}")
+
+
+register_with_keys(lax.scatter_p)(scatter_rule(lax.scatter_p, _apply))   # whole keys written
+for _primitive in COMBINERS:
+  register(_primitive)(scatter_rule(_primitive, _apply))

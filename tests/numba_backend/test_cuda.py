@@ -17,6 +17,10 @@ import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import lax
 from numba_backend.lower import LoweringError
+from conformance import strategies as cst
+from tests.numba_backend.test_elementwise import run_x64
+from tests.numba_backend.test_indexing import (OPERAND_AND_INDEX_DTYPES, ROW_SCATTER, check,
+                                               rank2_case, rank2_program)
 
 _UNARY = {"tanh": jnp.tanh, "exp": jnp.exp, "sin": jnp.sin, "log1p": lambda x: jnp.log1p(x * x),
           "neg": lambda x: -x, "abs": jnp.abs, "square": lambda x: x * x}
@@ -215,6 +219,35 @@ def test_dot_general_matches_the_cpu_backend_bit_for_bit(data):
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
+@pytest.mark.parametrize("dtype,index_dtype", OPERAND_AND_INDEX_DTYPES[::2],
+                         ids=lambda d: np.dtype(d).name)
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_gather_scatter_and_slices_agree_with_the_reference(dtype, index_dtype, data):
+  """gather and scatter in every mode, with indices out of bounds and at
+  their dtype's extremes, next to the slices (the test_indexing programs)."""
+  def run():
+    case = data.draw(rank2_case(dtype, index_dtype))
+    check(rank2_program(case), case["x"], case["indices"], case["updates"], case["update"],
+          case["starts"], backend="numba-cuda")
+  run_x64(dtype, run)
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_scatter_combiners_agree_with_the_reference(data):
+  """Repeated indices combined in the reference's order."""
+  x = data.draw(cst.arrays(np.float32, (3, 2)))
+  count = data.draw(st.integers(0, 6))
+  indices = data.draw(cst.arrays(np.int32, (count, 2), elements=st.integers(-1, 3)))
+  updates = data.draw(cst.arrays(np.float32, (count, 2)))
+  mode = data.draw(st.sampled_from(list(lax.GatherScatterMode)))
+  scatters = [lax.scatter_add, lax.scatter_sub, lax.scatter_mul, lax.scatter_min,
+              lax.scatter_max]
+  check(lambda x, i, u: [s(x, i, u, ROW_SCATTER, mode=mode) for s in scatters],
+        x, indices, updates, backend="numba-cuda")
+
+
 def test_a_primitive_not_lowered_yet_is_a_clear_error():
   with pytest.raises(LoweringError, match="numba-cuda backend has no lowering for primitive "
                                           "'sort' yet.*numba backend \\(CPU\\) lowers it"):
@@ -238,7 +271,9 @@ programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T
             "matmul": lambda x, y: (x @ y, jnp.einsum("ij,kj->ik", x, x.astype(jnp.int32))),
             "shapes": lambda x, y: (jnp.concatenate([x, y.T], 0)[::-1, 1:],
                                     jnp.pad(jnp.tile(x, 2), ((1, 0), (2, 1))),
-                                    jax.lax.dynamic_update_slice(x, y[:2].T, (1, 1)))}
+                                    jax.lax.dynamic_update_slice(x, y[:2].T, (1, 1))),
+            "indexing": lambda x, y: (x[jnp.array([2, 0, 5])], x.at[jnp.array([1, 1])].add(y.T[:2]),
+                                      x.at[:, jnp.array([0, 3])].set(-1.0))}
 found = {}
 for name, f in programs.items():
   with device.compiling_to_ptx() as ptx:
@@ -334,6 +369,8 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
   kernels = [ptx for _, ptx in found["uncontracted"]]
   assert any(_instructions(ptx, "mul.rn.f32") for ptx in kernels)
   assert not any(_instructions(ptx, "fma") for ptx in kernels)
+  # gather and scatter index on the device with nothing called outside the kernel
+  assert not any(".extern .func" in ptx for _, ptx in found["indexing"])
 
 
 # --- device arrays -------------------------------------------------------------------------

@@ -25,9 +25,9 @@ SETTINGS = settings(max_examples=15, deadline=None)
 MODES = list(GatherScatterMode)
 
 
-def check(program, *args, unwrap=lambda x: x):
+def check(program, *args, unwrap=lambda x: x, backend="numba"):
   reference = jax.jit(program)(*args)
-  backend = jax.jit(program, backend="numba")(*args)
+  backend = jax.jit(program, backend=backend)(*args)
   assert len(reference) == len(backend)
   for k, (r, b) in enumerate(zip(reference, backend)):
     assert_same(unwrap(r), unwrap(b), f"result {k} of {len(reference)}")

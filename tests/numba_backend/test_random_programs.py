@@ -927,7 +927,7 @@ def test_random_programs_agree(flavour, data):
 
 CUDA_OPERATIONS = [unary, unary, binary, binary, select, convert, broadcast, reshape, transpose,
                    rev, slice_, pad, concatenate, reduce, cumulative, dot_general, dynamic_slice,
-                   dynamic_update_slice]
+                   dynamic_update_slice, gather, scatter]
 """The operations the numba-cuda backend lowers so far."""
 
 

@@ -887,3 +887,46 @@ DIVERGENCES.update({
         "The case's `reduction` names the function.",
         _nan_extremum),
 })
+
+
+def _pad_odd_reflection(x, pad_width, mode="constant", **kwargs):
+  """np.pad, except that an odd reflection is built as JAX builds it: per
+  axis, first the start then the end, one chunk at a time (at most the axis
+  length, less one for 'reflect' of a longer axis) mirrored from the array
+  padded so far, each chunk 2 * edge - chunk in x's dtype, where edge is the
+  outermost element so far (the original edge, for a length-1 axis)."""
+  x = np.asarray(x)
+  if kwargs.get("reflect_type") != "odd":
+    return np.pad(x, pad_width, mode, **kwargs)
+  widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+  for axis, (before, after) in enumerate(widths):
+    x = np.moveaxis(x, axis, 0)
+    n = len(x)
+    offset = 1 if mode == "reflect" and n > 1 else 0
+    for padding, at_start in ((int(before), True), (int(after), False)):
+      edge = x[:1] if at_start else x[-1:]
+      while padding > 0:
+        width = min(padding, n - offset)
+        padding -= width
+        chunk = (x[offset:offset + width] if at_start else
+                 x[len(x) - width - offset:len(x) - offset])[::-1]
+        with np.errstate(all="ignore"):
+          chunk = np.asarray(2, x.dtype) * edge - chunk
+        if n > 1:
+          edge = chunk[:1] if at_start else chunk[-1:]
+        x = np.concatenate([chunk, x] if at_start else [x, chunk])
+    x = np.moveaxis(x, 0, axis)
+  return x
+
+
+DIVERGENCES.update({
+    "pad_odd_reflection_chunks": Divergence(
+        "jnp.pad with mode 'reflect' or 'symmetric' and reflect_type='odd' builds each "
+        "axis's padding first at the start, then at the end, one mirrored chunk at a "
+        "time, each chunk 2 * edge - chunk in the operand's dtype with edge the outermost "
+        "element so far. A length-1 axis keeps its original edge, so it pads with "
+        "e, 2e - e, 2e - (2e - e), ... (float16 [inf] padded by 1 is [nan, inf, nan]) "
+        "where NumPy copies the edge; and where an intermediate overflows, NumPy's "
+        "different chunking can give inf where JAX gives NaN.",
+        _pad_odd_reflection),
+})

@@ -212,10 +212,15 @@ class Lowering:
   functions of checked.py, checking their rounding (`RuleContext.checked`);
   else by libm's float64 functions, rounded."""
 
+  rules = RULES
+  """primitive -> the lowering rule of this target (`rule`)."""
+  key_rules = KEY_RULES
+  """primitive -> the rule of this target on key arrays (`rule`)."""
+
   def rule(self, eqn):
     """The lowering rule of `eqn`'s primitive (None for an elementwise one
     without a rule of its own: its scalar rule applies)."""
-    return _rule(eqn)
+    return (self.key_rules if on_keys(eqn) else self.rules).get(eqn.primitive)
 
   def scalar(self, expr, dtype):
     """Source of the scalar of `dtype` (a rank-0 value, or an element in a

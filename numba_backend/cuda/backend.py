@@ -13,7 +13,8 @@ import hashlib
 
 from refimpl import core
 from numba_backend import backend as cpu, cache, lower
-from numba_backend.cuda import device, indexing, linalg, reductions, rules, ufuncs  # noqa: F401
+from numba_backend.cuda import (  # noqa: F401 (modules registering rules)
+    control_flow, device, host, indexing, linalg, reductions, rules, ufuncs)
 from numba_backend.cuda.lower import KernelLowering, check
 
 ufuncs.register()

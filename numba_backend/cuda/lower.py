@@ -12,9 +12,10 @@ statements between kernels (allocations, views, rank-0 values) run on the
 host. Float32 transcendentals are libm's float64 functions rounded (the
 device's libdevice), not the CPU's checked fast functions.
 
-A primitive is lowered here only where its CPU rule is one of the rules this
-target runs (`CUDA_RULES`: none yet beyond the fused elementwise loops);
-any other raises LoweringError naming it.
+A primitive is lowered here only where this target has a rule for it
+(`CUDA_RULES`, `CUDA_KEY_RULES` on key arrays: a CPU rule that runs here as
+it is, or one of this target's own) or it is elementwise; any other raises
+LoweringError naming it.
 """
 
 import ast
@@ -29,6 +30,12 @@ from numba_backend import lower
 
 CUDA_RULES = {}
 """primitive -> lowering rule of this target (a CPU rule that runs here, or its own)."""
+CUDA_KEY_RULES = {}
+"""primitive -> its rule of this target on key arrays (`lower.KEY_RULES`' counterpart)."""
+HOST_FUNCTIONS = {}
+"""A CPU rule's Numba function that its program calls between loops -> the
+host function of this target doing the same on device arrays (launching
+kernels): a CPU rule calling only such functions runs here as it is."""
 
 _HOST_ONLY = {special.zeta_p, special.polygamma_p}
 """Elementwise primitives whose scalar functions allocate (their pairwise
@@ -76,13 +83,18 @@ class KernelLowering(lower.Lowering):
   def threads(self, count, elements, costly=False):
     return False   # no CPU threads: the kernels are the parallel loops
 
+  rules, key_rules = CUDA_RULES, CUDA_KEY_RULES
+
   def rule(self, eqn):
-    rule = CUDA_RULES.get(eqn.primitive)
+    rule = super().rule(eqn)
     if rule is None and lower._rule(eqn) is not None:
       raise lower.LoweringError(
           f"the numba-cuda backend has no lowering for primitive '{eqn.primitive.name}' yet "
           f"(in equation: {eqn}); the numba backend (CPU) lowers it")
     return rule
+
+  def function(self, fn):
+    return super().function(HOST_FUNCTIONS.get(fn, fn))
 
   def scalar(self, expr, dtype):
     # (Python runs the host program, and the simulator the kernels: NumPy's

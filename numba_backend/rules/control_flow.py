@@ -73,14 +73,14 @@ def _carried(ctx, body, carry, avals, first, reuse=True):
   over = [k for k in arrays if writes_over(body.jaxpr, k, first + k)]
   rest = [k for k in arrays if k not in over]
   for k in over:
-    ctx.emit(f"{carry[k]} = {carry[k]}.copy()")
+    ctx.emit(f"{carry[k]} = {ctx.lowering.copy(carry[k])}")
   destinations = {k: carry[k] for k in over}
   rebound = [k for k in range(len(avals)) if k not in over]
   if sum(math.prod(avals[k].shape) for k in rest) <= _SMALL_CARRY:
     copies = []   # (the carry's flat array, the written one's), views made once
     for k in rest:
       destinations[k] = ctx.empty(avals[k])
-      ctx.emit(f"{carry[k]} = {carry[k]}.copy()")
+      ctx.emit(f"{carry[k]} = {ctx.lowering.copy(carry[k])}")
       copies.append(tuple(_flat_once(ctx, name, avals[k]) for name in (carry[k], destinations[k])))
     scalars = [k for k in range(len(avals)) if k not in arrays]
 

@@ -8,7 +8,7 @@ pmin over positional axes only, which reduce as reduce_sum/max/min do."""
 import copy
 
 from refimpl.lax import parallel, reductions
-from numba_backend.lower import RULES, LoweringError, register
+from numba_backend.lower import LoweringError, register
 
 _REDUCTIONS = {parallel.psum_p: reductions.reduce_sum_p, parallel.pmax_p: reductions.reduce_max_p,
                parallel.pmin_p: reductions.reduce_min_p}
@@ -20,7 +20,7 @@ def _allreduce(ctx, *operands, axes, axis_index_groups):
   if any(not isinstance(a, int) for a in axes) or axis_index_groups is not None:
     raise LoweringError(f"{ctx.eqn.primitive.name} over named axes {axes} reached the backend "
                         f"(vmap computes collectives)")
-  rule = RULES[_REDUCTIONS[ctx.eqn.primitive]]
+  rule = ctx.lowering.rules[_REDUCTIONS[ctx.eqn.primitive]]
   outs = []
   for x, aval, out_aval in zip(operands, ctx.avals_in, ctx.avals_out):
     one = copy.copy(ctx)

@@ -197,6 +197,66 @@ def test_cumulative_reductions_and_reduce_match_the_reference(name, shape, data)
       np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
+def _step(x, i):
+  """A loop body on the carry x at step i (a traced integer)."""
+  return jnp.where(x > 0, jnp.sin(x) * x.dtype.type(2), x - i.astype(x.dtype)) + x[..., :1]
+
+
+_CONTROL_FLOW = {
+    "fori": lambda x: lax.fori_loop(0, 4, lambda i, x: _step(x, i), x),
+    "cond": lambda x: lax.cond(jnp.sum(x) > 0, lambda x: _step(x, np.int32(1)), jnp.cos, x),
+    "switch": lambda x: lax.switch(jnp.argmax(x.reshape(-1)) % 3,
+                                   [jnp.sin, lambda x: -x, lambda x: x * x], x),
+    "while": lambda x: lax.while_loop(lambda c: jnp.max(c[1]) < 4, lambda c: (
+        c[0] + 1, jnp.abs(c[1]) + c[1].dtype.type(0.75)), (0, x)),
+    "vmapped while": jax.vmap(lambda v: lax.while_loop(   # a predicate with axes: masked rows
+        lambda c: c[1] < jnp.sum(jnp.abs(v)) + 1, lambda c: (_step(c[0], np.int32(2)),
+                                                          c[1] + 1), (v, 0))),
+    "scan": lambda x: lax.scan(lambda c, xi: (_step(c, np.int32(3)) * xi, (c, jnp.sum(xi))),
+                               x[0], x),
+    "reverse scan": lambda x: lax.scan(lambda c, xi: (c + xi[0], c * xi), x[0, 0], x,
+                                       reverse=True),
+    "checkpointed grad": jax.grad(lambda x: jnp.sum(jax.checkpoint(
+        lambda x: lax.fori_loop(0, 2, lambda i, x: jnp.sin(x) * x, x))(x.astype(jnp.float32)))),
+    "callbacks": lambda x: jax.pure_callback(
+        lambda a, b: (np.cos(a) * b).astype(a.dtype), jax.ShapeDtypeStruct(x.shape, x.dtype),
+        x * 2, jnp.sum(x)) + 1,
+}
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(sorted(_CONTROL_FLOW)), st.lists(st.integers(1, 4), min_size=1,
+                                                         max_size=3), st.data())
+def test_branches_loops_and_callbacks_match_the_reference(name, shape, data):
+  """The host program's branches and loops, their bodies' kernels, the
+  carries written over or copied back and the masked rows of a batched
+  while: the reference's bits."""
+  dtype = data.draw(st.sampled_from([np.float32, np.float64, np.float16]))
+  x = (np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).standard_normal(shape)
+       * 2).astype(dtype)
+
+  def run():
+    got = jax.jit(_CONTROL_FLOW[name], backend="numba-cuda")(x)
+    want = jax.jit(_CONTROL_FLOW[name], backend="reference")(x)
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+      assert g.dtype == w.dtype and g.shape == w.shape
+      np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+  run_x64(dtype, run)
+
+
+def test_debug_print_is_called_in_program_order(capsys):
+  def f(x):
+    jax.debug.print("x={}", x)
+    y = lax.fori_loop(0, 2, lambda i, y: y * 2, x)
+    jax.debug.print("y={} sum={}", y, jnp.sum(y))
+    return y
+  x = np.arange(3, dtype=np.float32)
+  jax.jit(f, backend="reference")(x)
+  want = capsys.readouterr().out
+  jax.jit(f, backend="numba-cuda")(x)
+  assert capsys.readouterr().out == want == "x=[0. 1. 2.]\ny=[0. 4. 8.] sum=12.0\n"
+
+
 @settings(max_examples=15, deadline=None)
 @given(st.data())
 def test_dot_general_matches_the_cpu_backend_bit_for_bit(data):
@@ -250,8 +310,8 @@ def test_scatter_combiners_agree_with_the_reference(data):
 
 def test_a_primitive_not_lowered_yet_is_a_clear_error():
   with pytest.raises(LoweringError, match="numba-cuda backend has no lowering for primitive "
-                                          "'sort' yet.*numba backend \\(CPU\\) lowers it"):
-    jax.jit(jnp.sort, backend="numba-cuda")(np.ones(3, np.float32))
+                                          "'eig' yet.*numba backend \\(CPU\\) lowers it"):
+    jax.jit(jnp.linalg.eigvals, backend="numba-cuda")(np.eye(3, dtype=np.float32))
 
 
 _PTX_CHECK = """
@@ -272,6 +332,9 @@ programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T
             "shapes": lambda x, y: (jnp.concatenate([x, y.T], 0)[::-1, 1:],
                                     jnp.pad(jnp.tile(x, 2), ((1, 0), (2, 1))),
                                     jax.lax.dynamic_update_slice(x, y[:2].T, (1, 1))),
+            "control flow": lambda x, y: (
+                jax.lax.fori_loop(0, 3, lambda i, c: c * 0.5 + y.T, x),
+                jax.lax.scan(lambda c, r: (c + r, c * r), x[0], x)),
             "indexing": lambda x, y: (x[jnp.array([2, 0, 5])], x.at[jnp.array([1, 1])].add(y.T[:2]),
                                       x.at[:, jnp.array([0, 3])].set(-1.0))}
 found = {}
@@ -279,6 +342,13 @@ for name, f in programs.items():
   with device.compiling_to_ptx() as ptx:
     jax.jit(f, backend="numba-cuda")(x, x.T.copy())
   found[name] = [(kernel, text) for kernel, text in ptx]
+# (a batched while's predicate reads False while compiling: its kernels, directly)
+from numba import cuda, types
+from numba_backend.cuda import control_flow
+flags, floats = types.bool_[::1], types.float32[::1]
+found["masks"] = [(k.py_func.__name__, cuda.compile_ptx(k.py_func, sig, cc=(9, 0))[0])
+                  for k, sig in ((control_flow._mask_rows, (flags, floats, floats, floats)),
+                                 (control_flow._mark_any, (flags, flags)))]
 print(json.dumps(found))
 """
 
@@ -371,6 +441,9 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
   assert not any(_instructions(ptx, "fma") for ptx in kernels)
   # gather and scatter index on the device with nothing called outside the kernel
   assert not any(".extern .func" in ptx for _, ptx in found["indexing"])
+  # the loops' bodies, and the copies of the carries and ys (store_row)
+  assert {"_store_row", "kernel0"} <= {kernel for kernel, _ in found["control flow"]}
+  assert not any(_instructions(ptx, ".f64") for _, ptx in found["control flow"] + found["masks"])
 
 
 # --- device arrays -------------------------------------------------------------------------

@@ -310,8 +310,20 @@ def test_scatter_combiners_agree_with_the_reference(data):
 
 def test_a_primitive_not_lowered_yet_is_a_clear_error():
   with pytest.raises(LoweringError, match="numba-cuda backend has no lowering for primitive "
-                                          "'eig' yet.*numba backend \\(CPU\\) lowers it"):
-    jax.jit(jnp.linalg.eigvals, backend="numba-cuda")(np.eye(3, dtype=np.float32))
+                                          "'zeta' yet.*numba backend \\(CPU\\) lowers it"):
+    jax.jit(jax.scipy.special.zeta, backend="numba-cuda")(np.float32([2, 3]), np.float32(1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_eig_on_the_host_gives_the_cpu_backends_results(dtype):
+  """eig, computed by the CPU backend on host copies, its results on the device."""
+  x = np.random.default_rng(0).standard_normal((2, 3, 3)).astype(dtype)
+  x[1, 0, 0] = np.nan
+  f = lambda x: jnp.linalg.eig(x * 2)
+  got, want = jax.jit(f, backend="numba-cuda")(x), jax.jit(f, backend="numba")(x)
+  for g, w in zip(got, want):
+    assert _on_device(g) and g.dtype == w.dtype
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
 _PTX_CHECK = """

@@ -1,8 +1,10 @@
 """The reductions of the numba-cuda backend: the CPU rules' orders, as
 kernels. A thread computes one result element (one row of the operand, its
 reduced axes moved last as on the CPU): float sums in NumPy's order (runs
-summed pairwise, `kernels.planned_sum`, then added in order; one element at
-a time where NumPy adds them so), the other folds in order."""
+summed pairwise, then added in order; one element at a time where NumPy
+adds them so), the other folds in order. A pairwise sum's blocks are summed
+first, a thread a block of every run, then each row's thread adds its
+runs' block sums as the pairwise recursion does (`kernels.planned_sum`)."""
 
 import math
 
@@ -52,19 +54,22 @@ def _reduce_sum(ctx, x, *, axes):
   zero, length = ctx.lowering.const(0, acc_dtype), ctx.dim(size)
   pairwise = run and dtypes.is_inexact(aval.dtype)
   if pairwise:
-    reals = 2 if dtypes.is_complex(aval.dtype) else 1
-    plan = ctx.ints(np.asarray(pairwise_plan(run, reals)).ravel())
+    complex_ = dtypes.is_complex(aval.dtype)
+    ops = pairwise_plan(run, 2 if complex_ else 1)
+    plan = ctx.ints(ops.ravel())
+    blocks = _block_sums(ctx, rows, ops, math.prod(aval.shape) // run, run, zero, complex_)
+    count = ctx.dim(int((ops[:, 2] > 0).sum()))
     stack = new_flat(ctx, _STACK * max(math.prod(out_aval.shape), 1), acc_dtype)
+    runs = ctx.dim(size // run)
 
   def body(row):
     total, j = ctx.fresh("t"), ctx.fresh("j")
     ctx.emit(f"{total} = {zero}")
     if pairwise:
       own = f"{stack}[{row} * {_STACK}:{row} * {_STACK} + {_STACK}]"
-      header = f"for {j} in range({row} * {length}, {row} * {length} + {length}, {ctx.dim(run)}):"
-      with ctx.lowering.block(header):
-        ctx.emit(f"{total} += {ctx.function(kernels.planned_sum)}({rows}, {j}, {plan}, {own}, "
-                 f"{zero}, {dtypes.is_complex(aval.dtype)})")
+      with ctx.lowering.block(f"for {j} in range({row} * {runs}, {row} * {runs} + {runs}):"):
+        ctx.emit(f"{total} += {ctx.function(kernels.planned_sum)}({blocks}, {j} * {count}, "
+                 f"{plan}, {own}, {zero})")
     else:
       with ctx.lowering.block(f"for {j} in range({row} * {length}, {row} * {length} + {length}):"):
         ctx.emit(f"{total} = {total} + {rows}[{j}]")
@@ -72,6 +77,25 @@ def _reduce_sum(ctx, x, *, axes):
 
   _over_rows(ctx, acc, body)
   return cpu.stored(ctx, acc, acc_dtype, out_aval)
+
+
+def _block_sums(ctx, rows, ops, runs, run, zero, complex_):
+  """A flat array of the sums (from `zero`, the name of the accumulator
+  type's zero) of the blocks of the plan `ops` (rows (slot, start, size), a
+  block where size > 0) in each of the `runs` runs of `run` elements of
+  `rows`, run after run, each run's in the plan's order: a kernel, a thread
+  a block."""
+  leaves = ops[ops[:, 2] > 0]
+  starts, sizes, count = ctx.ints(leaves[:, 1]), ctx.ints(leaves[:, 2]), ctx.dim(len(leaves))
+  out = new_flat(ctx, runs * len(leaves), accumulation_dtype(ctx.avals_in[0].dtype))
+  t, g, b = ctx.fresh("t"), ctx.fresh("g"), ctx.fresh("b")
+  total = ctx.dim(runs * len(leaves))
+  block_sum = ctx.function(kernels.complex_block_sum if complex_ else kernels.block_sum)
+  with ctx.lowering.elements(t, total):
+    ctx.emit(f"{g}, {b} = {t} // {count}, {t} % {count}")
+    ctx.emit(f"{out}[{t}] = {block_sum}({rows}, {g} * {ctx.dim(run)} + {starts}[{b}], "
+             f"{sizes}[{b}], {zero})")
+  return out
 
 
 def _fold(ctx, x, axes, acc_dtype, init, combine):

@@ -1,10 +1,12 @@
 """Lowering rules of sort, top_k and approx_top_k (refimpl/lax/sorting.py).
 
 Each key operand becomes int64 keys whose order is the reference's order
-(`float_keys`: the sort order's canonical floats, or IEEE totalOrder); a
+(`float_key`: the sort order's canonical floats, or IEEE totalOrder); a
 stable merge sort of every line along the dimension by those keys
 (lexicographically) gives one permutation, which moves the elements of
 every operand. So results are the reference's exactly (it is stable too).
+`sorting_rules` makes the rules from a target's steps (the CPU's here, the
+numba-cuda backend's kernels in numba_backend/cuda/sorting.py).
 """
 
 import math
@@ -45,101 +47,85 @@ def f64_key(v):
 
 
 @numba.njit(**_JIT)
-def float_keys(x, key, canonical, nan_key, out):
-  """out[i] = key(x[i]); canonical: zeros as +0.0 and every NaN `nan_key`."""
-  for i in range(x.size):
-    v = x[i]
-    if canonical and v != v:
-      out[i] = nan_key
-    elif canonical and v == 0:
-      out[i] = 0
-    else:
-      out[i] = key(v)
+def float_key(v, key, canonical, nan_key):
+  """key(v); canonical: zeros as +0.0 and every NaN `nan_key`."""
+  if canonical and v != v:
+    return nan_key
+  if canonical and v == 0:
+    return 0
+  return key(v)
 
 
 @numba.njit(**_JIT)
-def half_keys(x, canonical, inf_magnitude, out):
-  """float_keys of the 16-bit floats whose bits are x (infinity's bits
+def half_key(h, canonical, inf_magnitude):
+  """float_key of the 16-bit float whose bits are h (infinity's bits
   `inf_magnitude`): the NaN key is just above +inf's."""
-  for i in range(x.size):
-    magnitude = np.int64(x[i] & 0x7FFF)
-    if canonical and magnitude > inf_magnitude:
-      out[i] = inf_magnitude + 1
-    elif canonical and magnitude == 0:
-      out[i] = 0
-    else:
-      out[i] = _signed_magnitude((x[i] & 0x8000) != 0, magnitude)
+  magnitude = np.int64(h & 0x7FFF)
+  if canonical and magnitude > inf_magnitude:
+    return inf_magnitude + 1
+  if canonical and magnitude == 0:
+    return 0
+  return _signed_magnitude((h & 0x8000) != 0, magnitude)
 
 
 @numba.njit(**_JIT)
-def complex_keys(x, key, real, imag):
-  """The totalOrder keys of the real and imaginary parts of x."""
-  for i in range(x.size):
-    real[i] = key(x[i].real)
-    imag[i] = key(x[i].imag)
-
-
-@numba.njit(**_JIT)
-def int_keys(x, out):
-  """out[i] = x[i] as int64 (bool as 0 or 1)."""
-  for i in range(x.size):
-    out[i] = np.int64(x[i])
-
-
-@numba.njit(**_JIT)
-def uint64_keys(x, out):
-  """out[i] = x[i] with its top bit flipped, as int64 (the same order)."""
-  for i in range(x.size):
-    out[i] = np.int64(x[i] ^ np.uint64(0x8000000000000000))
-
-
-@numba.njit(**_JIT)
-def invert(keys):
-  """Reverses the order of `keys` in place (~k, without overflow)."""
-  for i in range(keys.size):
-    keys[i] = ~keys[i]
+def uint64_key(v):
+  """v with its top bit flipped, as int64 (the same order)."""
+  return np.int64(v ^ np.uint64(0x8000000000000000))
 
 
 # --- sorting -----------------------------------------------------------------------------
 
 @numba.njit(**_JIT)
-def _precedes(keys, a, b):
-  """Whether position a's keys come before position b's (lexicographically)."""
-  for r in range(keys.shape[0]):
-    if keys[r, a] != keys[r, b]:
-      return keys[r, a] < keys[r, b]
-  return False
+def sort_line(keys, base, n, inner, line, other, perm):
+  """perm[base + j * inner] (j < n) = the index i of the j-th of the n
+  positions base + i * inner in the stable order of the key rows `keys`
+  (compared lexicographically): a bottom-up merge sort of the indices, runs
+  of width 1, 2, 4... merged left to right, a tie taken from the left run;
+  `line` and `other` its scratch (n each)."""
+  for j in range(n):
+    line[j] = j
+  width = 1
+  while width < n:
+    for lo in range(0, n, 2 * width):
+      mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+      a, b = lo, mid
+      for t in range(lo, hi):
+        left = a < mid
+        if left and b < hi:   # unless the right one's keys come first
+          p, q = base + line[a] * inner, base + line[b] * inner
+          for r in range(keys.shape[0]):
+            if keys[r, p] != keys[r, q]:
+              left = keys[r, p] < keys[r, q]
+              break
+        if left:
+          other[t] = line[a]
+          a += 1
+        else:
+          other[t] = line[b]
+          b += 1
+    line, other = other, line
+    width *= 2
+  for j in range(n):
+    perm[base + j * inner] = line[j]
 
 
 @numba.njit(**_JIT)
 def sort_permutation(keys, outer, n, inner, perm):
   """perm[o, j, k] (flat, shape (outer, n, inner)) = the index along the
   middle axis of the j-th element of line (o, :, k) in the stable order of
-  the key rows `keys` (flat positions in their columns)."""
+  the key rows `keys` (flat positions in their columns): `sort_line`."""
   line = np.empty(n, np.int64)
   other = np.empty(n, np.int64)
   for o in range(outer):
     for k in range(inner):
-      base = o * n * inner + k
-      for j in range(n):
-        line[j] = j
-      width = 1
-      while width < n:   # bottom-up merge sort of `line`, stable
-        for lo in range(0, n, 2 * width):
-          mid, hi = min(lo + width, n), min(lo + 2 * width, n)
-          a, b = lo, mid
-          for t in range(lo, hi):
-            if a < mid and (b >= hi or not _precedes(keys, base + line[b] * inner,
-                                                     base + line[a] * inner)):
-              other[t] = line[a]
-              a += 1
-            else:
-              other[t] = line[b]
-              b += 1
-        line, other = other, line
-        width *= 2
-      for j in range(n):
-        perm[base + j * inner] = line[j]
+      sort_line(keys, o * n * inner + k, n, inner, line, other, perm)
+
+
+@numba.njit(**_JIT)
+def line_position(o, j, k, n, inner):
+  """The flat position of element j of line (o, :, k) of an array (outer, n, inner)."""
+  return (o * n + j) * inner + k
 
 
 @numba.njit(**_JIT)
@@ -149,101 +135,131 @@ def take_lines(x, perm, outer, n, inner, m, out):
   for o in range(outer):
     for j in range(m):
       for k in range(inner):
-        out[(o * m + j) * inner + k] = x[(o * n + perm[(o * n + j) * inner + k]) * inner + k]
+        out[line_position(o, j, k, m, inner)] = x[
+            line_position(o, perm[line_position(o, j, k, n, inner)], k, n, inner)]
 
 
 @numba.njit(**_JIT)
 def first_indices(perm, outer, n, inner, m, out):
-  """out (outer, m, inner) = the first m indices of `perm` (outer, n, inner)."""
+  """out (outer, m, inner; int32) = the first m indices of `perm` (outer, n, inner)."""
   for o in range(outer):
     for j in range(m):
       for k in range(inner):
-        out[(o * m + j) * inner + k] = perm[(o * n + j) * inner + k]
+        out[line_position(o, j, k, m, inner)] = np.int32(perm[line_position(o, j, k, n, inner)])
 
 
 # --- rules -------------------------------------------------------------------------------
 
-def _keys(ctx, x, aval, canonical):
-  """Names of flat int64 arrays ordering x's elements: the sort order
-  (`canonical`) or IEEE totalOrder; two for complex (real, imag)."""
-  dtype = np.dtype(aval.dtype)
-  size = ctx.dim(math.prod(aval.shape))
-  flat = ctx.flat(x, aval)
-  names = [ctx.fresh("key") for _ in range(2 if dtypes.is_complex(dtype) else 1)]
-  for name in names:
-    ctx.emit(f"{name} = np.empty({size}, np.int64)")
+def _key_sources(ctx, element, dtype, canonical):
+  """Sources of the int64 keys (two for complex: real, imag) ordering the
+  element `element` (a source) of `dtype`: the sort order (`canonical`) or
+  IEEE totalOrder."""
+  dtype = np.dtype(dtype)
   if dtypes.is_complex(dtype):
-    key = f32_key if dtype == np.complex64 else f64_key
-    ctx.emit(f"{ctx.function(complex_keys)}({flat}, {ctx.function(key)}, {names[0]}, {names[1]})")
-  elif dtype in _HALF_INF_BITS:
-    ctx.emit(f"{ctx.function(half_keys)}({flat}, {canonical}, {_HALF_INF_BITS[dtype]}, {names[0]})")
-  elif dtypes.is_float(dtype):
+    key = ctx.function(f32_key if dtype == np.complex64 else f64_key)
+    return [f"{key}({element}.real)", f"{key}({element}.imag)"]
+  if dtype in _HALF_INF_BITS:
+    return [f"{ctx.function(half_key)}({element}, {canonical}, {_HALF_INF_BITS[dtype]})"]
+  if dtypes.is_float(dtype):
     key, nan_key = (f32_key, 0x7F800001) if dtype == np.float32 else (f64_key, 0x7FF0000000000001)
-    ctx.emit(f"{ctx.function(float_keys)}({flat}, {ctx.function(key)}, {canonical}, "
-             f"{nan_key}, {names[0]})")
-  else:
-    kernel = uint64_keys if dtype == np.uint64 else int_keys
-    ctx.emit(f"{ctx.function(kernel)}({flat}, {names[0]})")
-  return names
+    return [f"{ctx.function(float_key)}({element}, {ctx.function(key)}, {canonical}, {nan_key})"]
+  if dtype == np.uint64:
+    return [f"{ctx.function(uint64_key)}({element})"]
+  return [f"np.int64({element})"]
 
 
-def _permutation(ctx, keys, aval, axis, descending=False):
-  """The name of the flat int64 permutation sorting the lines along `axis`
-  by the flat key arrays `keys` (stably; `descending` reverses the order)."""
-  size = ctx.dim(math.prod(aval.shape))
-  matrix, perm = ctx.fresh("keys"), ctx.fresh("perm")
-  ctx.emit(f"{matrix} = np.empty(({len(keys)}, {size}), np.int64)")
-  for r, key in enumerate(keys):
-    if descending:
-      ctx.emit(f"{ctx.function(invert)}({key})")
-    ctx.emit(f"{matrix}[{r}] = {key}")
-  ctx.emit(f"{perm} = np.empty({size}, np.int64)")
-  ctx.emit(f"{ctx.function(sort_permutation)}({matrix}, {_along(ctx, aval, axis)}, {perm})")
-  return perm
+def _key_rows(ctx, operands, avals, canonical, descending):
+  """The name of the int64 array (keys, size) whose columns order the
+  elements of the flat `operands` lexicographically (`_key_sources`'
+  keys, operand after operand; ~k where `descending`), written by a loop
+  over each operand's elements."""
+  dtypes_ = [np.dtype(aval.dtype) for aval in avals]
+  count = sum(2 if dtypes.is_complex(dtype) else 1 for dtype in dtypes_)
+  size = ctx.dim(math.prod(avals[0].shape))
+  matrix = ctx.fresh("keys")
+  ctx.emit(f"{matrix} = {ctx.lowering.allocation(f'({ctx.dim(count)}, {size})', 'np.int64')}")
+  row = 0
+  for x, aval, dtype in zip(operands, avals, dtypes_):
+    flat, i, element = ctx.fresh("f"), ctx.fresh("i"), ctx.fresh("e")
+    ctx.emit(f"{flat} = {ctx.flat(x, aval)}")
+    rows = [ctx.fresh("r") for _ in range(2 if dtypes.is_complex(dtype) else 1)]
+    for r in rows:   # (views made outside the loop: a target's kernels take arrays)
+      ctx.emit(f"{r} = {matrix}[{row}]")
+      row += 1
+    with ctx.lowering.elements(i, size):
+      ctx.emit(f"{element} = {flat}[{i}]")
+      for r, key in zip(rows, _key_sources(ctx, element, dtype, canonical)):
+        ctx.emit(f"{r}[{i}] = {f'~{key}' if descending else key}")
+  return matrix
 
 
-def _along(ctx, aval, axis):
-  """Source of (outer, n, inner): the sizes before, along and after `axis`."""
-  sizes = (math.prod(aval.shape[:axis]), aval.shape[axis], math.prod(aval.shape[axis + 1:]))
-  return ", ".join(ctx.dim(s) for s in sizes)
+def _along(aval, axis):
+  """(outer, n, inner): the sizes before, along and after `axis`."""
+  return math.prod(aval.shape[:axis]), aval.shape[axis], math.prod(aval.shape[axis + 1:])
 
 
-def _taken(ctx, kernel, x, aval, perm, axis, out_aval):
-  """The value of `out_aval` holding the first elements of x's lines in the order `perm`."""
-  out, out_flat = ctx.empty_flat(out_aval)
-  ctx.emit(f"{ctx.function(kernel)}({ctx.flat(x, aval)}, {perm}, {_along(ctx, aval, axis)}, "
-           f"{ctx.dim(out_aval.shape[axis])}, {out_flat})")
-  return ctx.result(out, out_aval)
+def sorting_rules(permutation, take, first):
+  """The rules (sort, top_k, approx_top_k) of a target whose steps are, with
+  `along` the (outer, n, inner) of the lines (`_along`) and arrays flat:
+  `permutation(ctx, keys, along, perm)` writing into the new int64 array
+  `perm` (outer, n, inner) `sort_permutation`'s permutation by the key
+  rows `keys` (`_key_rows`'); `take(ctx, x, perm, along, m, out)` writing
+  `take_lines`' first m elements of x's lines; `first(ctx, perm, along, m,
+  out)` writing `first_indices`' int32 indices."""
+  def permuted(ctx, operands, avals, axis, canonical, descending=False):
+    along = _along(avals[0], axis)
+    keys = _key_rows(ctx, operands, avals, canonical, descending)
+    perm = ctx.fresh("perm")
+    ctx.emit(f"{perm} = {ctx.lowering.allocation(ctx.dim(math.prod(along)), 'np.int64')}")
+    permutation(ctx, keys, along, perm)
+    return perm, along
+
+  def taken(ctx, x, aval, perm, along, out_aval, axis):
+    out, out_flat = ctx.empty_flat(out_aval)
+    take(ctx, ctx.flat(x, aval), perm, along, out_aval.shape[axis], out_flat)
+    return ctx.result(out, out_aval)
+
+  def sort(ctx, *operands, dimension, is_stable, num_keys):
+    avals = ctx.avals_in
+    perm, along = permuted(ctx, operands[:num_keys], avals[:num_keys], dimension, True)
+    return [taken(ctx, x, aval, perm, along, out_aval, dimension)
+            for x, aval, out_aval in zip(operands, avals, ctx.avals_out)]
+
+  def top(ctx, x, axis, largest):
+    (aval,), (values_aval, indices_aval) = ctx.avals_in, ctx.avals_out
+    perm, along = permuted(ctx, [x], [aval], axis, False, descending=largest)
+    indices, indices_flat = ctx.empty_flat(indices_aval)
+    first(ctx, perm, along, indices_aval.shape[axis], indices_flat)
+    return [taken(ctx, x, aval, perm, along, values_aval, axis),
+            ctx.result(indices, indices_aval)]
+
+  def top_k(ctx, x, *, k, axis):
+    return top(ctx, x, axis, True)
+
+  def approx_top_k(ctx, x, *, k, reduction_dimension, recall_target, is_max_k,
+                   reduction_input_size_override, aggregate_to_topk):
+    return top(ctx, x, reduction_dimension % ctx.avals_in[0].ndim, is_max_k)
+
+  return sort, top_k, approx_top_k
 
 
-@register(lax.sort_p)
-def _sort(ctx, *operands, dimension, is_stable, num_keys):
-  avals = ctx.avals_in
-  keys = [k for x, aval in zip(operands[:num_keys], avals) for k in _keys(ctx, x, aval, True)]
-  perm = _permutation(ctx, keys, avals[0], dimension)
-  return [_taken(ctx, take_lines, x, aval, perm, dimension, out_aval)
-          for x, aval, out_aval in zip(operands, avals, ctx.avals_out)]
+PRIMITIVES = (lax.sort_p, lax.top_k_p, lax.approx_top_k_p)
+"""The primitives of `sorting_rules`' rules, in their order."""
 
 
-def _top(ctx, x, axis, largest):
-  (aval,), (values_aval, indices_aval) = ctx.avals_in, ctx.avals_out
-  perm = _permutation(ctx, _keys(ctx, x, aval, False), aval, axis, descending=largest)
-  indices = ctx.fresh()
-  ctx.emit(f"{indices} = np.empty({ctx.dim(math.prod(indices_aval.shape))}, np.int64)")
-  ctx.emit(f"{ctx.function(first_indices)}({perm}, {_along(ctx, aval, axis)}, "
-           f"{ctx.dim(indices_aval.shape[axis])}, {indices})")
-  out_indices = ctx.fresh()
-  ctx.emit(f"{out_indices} = {indices}.astype(np.int32)")
-  return [_taken(ctx, take_lines, x, aval, perm, axis, values_aval),
-          ctx.result(out_indices, indices_aval)]
+def _permutation(ctx, keys, along, perm):
+  ctx.emit(f"{ctx.function(sort_permutation)}({keys}, {', '.join(map(ctx.dim, along))}, {perm})")
 
 
-@register(lax.top_k_p)
-def _top_k(ctx, x, *, k, axis):
-  return _top(ctx, x, axis, True)
+def _take(ctx, x, perm, along, m, out):
+  ctx.emit(f"{ctx.function(take_lines)}({x}, {perm}, {', '.join(map(ctx.dim, along))}, "
+           f"{ctx.dim(m)}, {out})")
 
 
-@register(lax.approx_top_k_p)
-def _approx_top_k(ctx, x, *, k, reduction_dimension, recall_target, is_max_k,
-                  reduction_input_size_override, aggregate_to_topk):
-  return _top(ctx, x, reduction_dimension % ctx.avals_in[0].ndim, is_max_k)
+def _first(ctx, perm, along, m, out):
+  ctx.emit(f"{ctx.function(first_indices)}({perm}, {', '.join(map(ctx.dim, along))}, "
+           f"{ctx.dim(m)}, {out})")
+
+
+for _primitive, _rule in zip(PRIMITIVES, sorting_rules(_permutation, _take, _first)):
+  register(_primitive)(_rule)

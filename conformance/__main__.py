@@ -1,4 +1,5 @@
-"""`python -m conformance [--backend NAME] [--profile quick|full] [--family NAME] [--examples N]`
+"""`python -m conformance [--backend NAME] [--profile quick|full] [--family NAME] [--examples N]
+[--part documents|cases|derivatives]`
 
 Runs the conformance suite and prints its report:
 
@@ -20,7 +21,8 @@ Runs the conformance suite and prints its report:
 Each part prints a progress line per family as it finishes (counts and
 time, then each failure), then its table; the last line is the verdict.
 `--family` runs the cases of some families only, `--examples` sets the
-examples per case. `--backend` takes any backend `refimpl.backends` knows,
+examples per case, `--part` (repeatable) runs some of the parts 1-3 only
+(the table of part 4 covers the parts that ran). `--backend` takes any backend `refimpl.backends` knows,
 registered or declared by an installed distribution (loaded before the first
 check). Exits with status 1 if any check failed.
 """
@@ -58,7 +60,14 @@ def _parser():
                       help="run the property and derivative cases of this family only "
                            "(repeatable; the documented examples run too); one of: "
                            + ", ".join(family_names()))
+  parser.add_argument("--part", action="append", choices=PARTS, metavar="PART",
+                      help="run this part only (repeatable; default: all): documents (the "
+                           "documented examples and promotion tables), cases (the property "
+                           "cases) or derivatives (the derivative cases)")
   return parser
+
+
+PARTS = ("documents", "cases", "derivatives")
 
 
 def _say(*args, **kwargs):
@@ -182,32 +191,38 @@ def main(argv=None):
   _say(f"checking {os.path.dirname(refimpl.__file__)} "
        f"with {os.path.dirname(conformance.__file__)}\n")
 
-  with refimpl.config.option("backend", args.backend):
-    _say("Documented examples and promotion tables\n")
-    documented = _run_group("seed documents", seeds.CHECKS, 16)
-    documented += _run_group("promotion tables", promotion.CHECKS, 16)
-  documented += [pending_result(p) for p in seeds.PENDING]
-  _say()
-  _say(format_report(documented))
+  parts = args.part or PARTS
+  documented, case_checked, ad_checked = [], [], []
+  if "documents" in parts:
+    with refimpl.config.option("backend", args.backend):
+      _say("Documented examples and promotion tables\n")
+      documented = _run_group("seed documents", seeds.CHECKS, 16)
+      documented += _run_group("promotion tables", promotion.CHECKS, 16)
+    documented += [pending_result(p) for p in seeds.PENDING]
+    _say()
+    _say(format_report(documented))
 
   modules = {name: family_module(name) for name in family_list}
-  _say()
-  case_checked = _run_families("Property cases", {n: m.CASES for n, m in modules.items()},
-                               lambda c: _property_check(c, args.backend))
-  case_results = [r for _, r in case_checked]
-  _say()
-  _say(format_report(case_results))
+  if "cases" in parts:
+    _say()
+    case_checked = _run_families("Property cases", {n: m.CASES for n, m in modules.items()},
+                                 lambda c: _property_check(c, args.backend))
+    _say()
+    _say(format_report([r for _, r in case_checked]))
 
-  _say()
-  ad_checked = _run_families(
-      "Derivative cases", {n: getattr(m, "AD_CASES", []) for n, m in modules.items()},
-      lambda c: _derivative_check(c, args.backend))
-  ad_results = [r for _, r in ad_checked]
-  _say()
-  _say(format_report(ad_results))
+  if "derivatives" in parts:
+    _say()
+    ad_checked = _run_families(
+        "Derivative cases", {n: getattr(m, "AD_CASES", []) for n, m in modules.items()},
+        lambda c: _derivative_check(c, args.backend))
+    _say()
+    _say(format_report([r for _, r in ad_checked]))
+  case_results, ad_results = [r for _, r in case_checked], [r for _, r in ad_checked]
 
   _say("\nPrimitives\n")
-  _say(format_report(_primitive_results(case_checked + ad_checked, bool(args.family))))
+  _say(format_report(_primitive_results(case_checked + ad_checked,
+                                        bool(args.family) or "cases" not in parts
+                                        or "derivatives" not in parts)))
   _say()
   _say(_verdict(documented, case_results, ad_results, examples, time.monotonic() - start))
   return 1 if any(r.status == FAIL for r in documented + case_results + ad_results) else 0

@@ -65,6 +65,20 @@ def test_failing_case_is_listed_as_it_runs_and_fails_the_run(monkeypatch, capsys
                       r"in \d+\.\ds", lines[-1]), lines[-1]
 
 
+def test_part_runs_those_parts_only(monkeypatch, capsys):
+  status, lines, _ = _main(monkeypatch, capsys, [FAILING],
+                           argv=("--family", "tiling", "--part", "documents"))
+  assert status == 0   # the failing case is not run
+  assert not any(l.startswith(("Property cases", "Derivative cases")) for l in lines)
+  assert re.fullmatch(r"conformance: PASS - 1 documented examples, 0 value cases, "
+                      r"0 derivative cases, .*", lines[-1]), lines[-1]
+  status, lines, _ = _main(monkeypatch, capsys, [PASSING],
+                           argv=("--family", "tiling", "--part", "cases"))
+  assert status == 0 and "Documented examples and promotion tables" not in lines
+  assert "Derivative cases: 0 in 0 families" not in lines
+  assert re.fullmatch(r"conformance: PASS - 0 documented examples, 1 value cases, .*", lines[-1])
+
+
 def test_examples_must_be_positive(capsys):
   with pytest.raises(SystemExit) as exit_info:
     cli.main(["--examples", "0"])

@@ -4,22 +4,28 @@ timed on the device, with the device's measured copy bandwidth and the
 fraction of it (or of the FP32 rate given) each workload reaches.
 
   python benchmarks/gpu_check.py [--report gpu_report.md] [--scale S]
-                                 [--fp32-tflops 67] [--simulate]
+                                 [--fp32-tflops 67] [--conformance N] [--family NAME]
+                                 [--simulate]
 
 The report (Markdown, and JSON beside it) says for each workload its check
 (bit for bit, or within the stated tolerance), its times (median and minimum
 over repeats, results left on the device), and its rate against the target
 of docs/backends.md's numba-cuda section: elementwise and reduction workloads
 at 70% of the copy bandwidth, matmul at 50% of the FP32 rate. A workload the
-backend does not lower yet is reported as such. `--simulate` runs it all in
-numba's CUDA simulator at tiny sizes (a check of the script itself, no GPU
-needed); its times mean nothing.
+backend does not lower yet is reported as such. First, the conformance
+suite runs on the device (`python -m conformance --backend numba-cuda
+--examples N [--family NAME]...`, N = 1 by default; 0 leaves it out), its
+verdict in the report. `--simulate` runs it all in numba's CUDA simulator at tiny sizes,
+without the conformance suite unless asked (and then without its
+documented examples), a check of the script itself, no GPU needed; its
+times mean nothing.
 """
 
 import argparse
 import json
 import math
 import os
+import subprocess
 import sys
 import time
 
@@ -110,6 +116,21 @@ def _check(name, ns, exact):
       f"FAILED: off by {error:.3g} (bound {bound:.3g})"
 
 
+def conformance(examples, families, simulate):
+  """The last line (its verdict) of the conformance suite on numba-cuda,
+  run in a process of its own with `examples` examples a case (the
+  `families` only, if any; simulated, without the documented examples,
+  whose million-element arrays would take hours)."""
+  selected = [arg for family in families for arg in ("--family", family)]
+  if simulate:
+    selected += ["--part", "cases", "--part", "derivatives"]
+  done = subprocess.run([sys.executable, "-m", "conformance", "--backend", "numba-cuda",
+                         "--examples", str(examples), *selected], capture_output=True, text=True,
+                        cwd=os.path.dirname(HERE))
+  lines = done.stdout.strip().splitlines()
+  return lines[-1] if lines else f"exited {done.returncode}: {done.stderr[-300:]}"
+
+
 def run(scale, fp32_flops, simulate):
   """The report of every workload, jitted for numba-cuda (for this block
   only: the process's configured backend is left as it was)."""
@@ -164,6 +185,7 @@ def markdown(report):
            f"Copy bandwidth {report['copy bandwidth B/s'] / 1e9:.0f} GB/s (device to device, "
            f"read and written); FP32 rate taken as {report['fp32 flop/s'] / 1e12:.1f} TFLOP/s."
            + (" Simulated: the times mean nothing." if report["simulated"] else ""), "",
+           *([f"Conformance: {report['conformance']}", ""] if "conformance" in report else []),
            "| workload | check | first call | median | min | rate | of the limit | target |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
   for row in report["rows"]:
@@ -187,20 +209,30 @@ def main(argv=None):
                       help="the workloads' elements times S (default 1; 1e-5 simulated)")
   parser.add_argument("--fp32-tflops", type=float, default=67.0,
                       help="the device's FP32 rate (an H200's, by default)")
+  parser.add_argument("--conformance", type=int, default=None, metavar="N",
+                      help="examples a case of the conformance suite run first (default 1; "
+                           "0 simulated); 0 leaves it out")
+  parser.add_argument("--family", action="append", default=[],
+                      help="run the conformance cases of this family only (repeatable)")
   parser.add_argument("--simulate", action="store_true",
                       help="run in numba's CUDA simulator at tiny sizes (no GPU)")
   args = parser.parse_args(argv)
   if args.simulate:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"   # (read when numba.cuda is first imported)
   scale = args.scale if args.scale is not None else (1e-5 if args.simulate else 1.0)
+  examples = args.conformance if args.conformance is not None else (0 if args.simulate else 1)
+  verdict = conformance(examples, args.family, args.simulate) if examples else None
   report = run(scale, args.fp32_tflops * 1e12, args.simulate)
+  if verdict:
+    report["conformance"] = verdict
   text = markdown(report)
   print(text)
   with open(args.report, "w") as f:
     f.write(text)
   with open(os.path.splitext(args.report)[0] + ".json", "w") as f:
     json.dump(report, f, indent=1)
-  return 1 if any(row["check"].startswith("FAILED") for row in report["rows"]) else 0
+  failed = verdict and not verdict.startswith("conformance: PASS")
+  return 1 if failed or any(row["check"].startswith("FAILED") for row in report["rows"]) else 0
 
 
 if __name__ == "__main__":

@@ -535,8 +535,11 @@ def test_the_gpu_check_script_runs_in_the_simulator(tmp_path, monkeypatch):
   import gpu_check
   report = tmp_path / "gpu.md"
   before = jax.config.backend
-  assert gpu_check.main(["--simulate", "--report", str(report), "--scale", "1e-6"]) == 0
+  assert gpu_check.main(["--simulate", "--report", str(report), "--scale", "1e-6",
+                         "--conformance", "1", "--family", "calls"]) == 0
   assert jax.config.backend == before
+  assert json.loads((tmp_path / "gpu.json").read_text())["conformance"].startswith(
+      "conformance: PASS")
   rows = json.loads((tmp_path / "gpu.json").read_text())["rows"]
   assert {row["workload"] for row in rows} == set(gpu_check.WORKLOADS)
   for row in rows:

@@ -22,9 +22,10 @@ Each part prints a progress line per family as it finishes (counts and
 time, then each failure), then its table; the last line is the verdict.
 `--family` runs the cases of some families only, `--examples` sets the
 examples per case, `--part` (repeatable) runs some of the parts 1-3 only
-(the table of part 4 covers the parts that ran). `--backend` takes any backend `refimpl.backends` knows,
-registered or declared by an installed distribution (loaded before the first
-check). Exits with status 1 if any check failed.
+(the table of part 4 covers the parts that ran). `--backend` takes any
+backend `refimpl.backends` knows, registered or declared by an installed
+distribution (loaded before the first check). Exits with status 1 if any
+check failed.
 """
 
 import argparse

@@ -495,7 +495,7 @@ def _contracted(jaxpr):
   return eqns
 
 
-class _Operation:
+class Operation:
   """An operation of the equations the backend prepares for itself, which
   is not a refimpl primitive (it is in no registry and no transformation
   sees it)."""
@@ -510,7 +510,7 @@ class _Operation:
     return params
 
 
-fma_p = _Operation("fused_multiply_add")
+fma_p = Operation("fused_multiply_add")
 """The equation of a product fused into its addition: operands (a, b, z) and
 params negate_product, negate_addend (`fma_signs`)."""
 

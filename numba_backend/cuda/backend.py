@@ -17,7 +17,7 @@ from numba_backend.cuda import (  # noqa: F401 (modules registering rules)
     control_flow, device, fft, host, indexing, linalg, prng, reductions, rules, sorting, ufuncs)
     control_flow, convolution, device, fft, host, indexing, linalg, prng, reductions, rules, sorting,
     ufuncs, windows)
-from numba_backend.cuda.lower import KernelLowering, check
+from numba_backend.cuda.lower import KernelLowering
 
 ufuncs.register()
 
@@ -39,8 +39,7 @@ def compile(closed_jaxpr):
   the jaxpr's inputs as NumPy arrays or device buffers and returns the list
   of its outputs: device buffers (`device.Buffer`), NumPy arrays for rank 0
   and for key types (whose arrays hold host data)."""
-  jaxpr = closed_jaxpr.jaxpr
-  check(jaxpr)
+  jaxpr = host.with_host_equations(closed_jaxpr.jaxpr)
   source, dims, constants = lower.lower_program(jaxpr, KernelLowering())
   text = _HEADER + source
   digest = hashlib.sha256(f"cuda\0{cpu.VERSION}\0{text}".encode()).hexdigest()[:32]

@@ -23,9 +23,6 @@ import builtins
 import contextlib
 import re
 
-from refimpl import dtypes
-from refimpl.jaxpr import subjaxprs
-from refimpl.lax import elementwise, special
 from numba_backend import lower
 
 CUDA_RULES = {}
@@ -36,35 +33,6 @@ HOST_FUNCTIONS = {}
 """A CPU rule's Numba function that its program calls between loops -> the
 host function of this target doing the same on device arrays (launching
 kernels): a CPU rule calling only such functions runs here as it is."""
-
-_HOST_ONLY = {special.zeta_p, special.polygamma_p}
-"""Elementwise primitives whose scalar functions allocate (their pairwise
-sums' stacks), which device code cannot."""
-
-_HOST_ONLY_COMPLEX = {
-    elementwise.sqrt_p, elementwise.rsqrt_p, elementwise.pow_p, elementwise.exp2_p,
-    elementwise.log_p, elementwise.logistic_p, elementwise.tanh_p, elementwise.sin_p,
-    elementwise.cos_p, elementwise.tan_p, elementwise.asin_p, elementwise.acos_p,
-    elementwise.atan_p, elementwise.sinh_p, elementwise.cosh_p, elementwise.asinh_p,
-    elementwise.acosh_p, elementwise.atanh_p, elementwise.atan2_p}
-"""Elementwise primitives whose complex forms call the C library's complex
-functions (csin, csqrt, ...: NumPy's, for the reference's bits), which
-device code has not."""
-
-
-def check(jaxpr):
-  """Raises LoweringError where `jaxpr` (or a jaxpr in its params) holds an
-  elementwise equation that kernels cannot compute (`_HOST_ONLY`, and
-  `_HOST_ONLY_COMPLEX` on complex numbers)."""
-  for eqn in jaxpr.eqns:
-    on_complex = any(dtypes.is_complex(a.aval.dtype) for a in eqn.invars)
-    if eqn.primitive in _HOST_ONLY or on_complex and eqn.primitive in _HOST_ONLY_COMPLEX:
-      what = " on complex numbers" if eqn.primitive not in _HOST_ONLY else ""
-      raise lower.LoweringError(
-          f"the numba-cuda backend has no lowering for primitive '{eqn.primitive.name}'"
-          f"{what} yet (in equation: {eqn}); the numba backend (CPU) lowers it")
-  for sub in subjaxprs(jaxpr):
-    check(sub)
 
 _MODULES = {"np", "math", "numba", "cuda", "S", "K", "G"}
 """The module aliases of a program's module: names a kernel does not take as arguments."""

@@ -4,8 +4,9 @@ there and its array results back to the device, in program order:
 - the host callbacks (pure_callback, debug_callback): the CPU rules
   (numba_backend/rules/host.py), whose `numba.objmode` block the host
   program runs as Python, calling `host_call` here;
-- by the CPU backend's program of the equation (`on_host`): `eig`
-  (LAPACK's geev, as XLA long computed it on the CPU for a GPU), and the
+- by the CPU backend's program of the equation (`on_host`): the
+  eigendecompositions and the SVD (LAPACK's geev, syevd/heevd and gesdd: the
+  eigenproblems and the SVD have no device kernels yet), and the
   elementwise equations whose scalar functions device code cannot run
   (`HOST_ELEMENTWISE`), each taken out of the loops over elements as an
   `on_host_p` equation (`with_host_equations`).
@@ -67,8 +68,14 @@ def _on_host(ctx, *operands, primitive, params):
   return outs if primitive.multiple_results else outs[0]
 
 
-CUDA_RULES[linalg.eig_p] = lambda ctx, *operands, **params: _on_host(
-    ctx, *operands, primitive=linalg.eig_p, params=params)
+def _equation_on_host(primitive):
+  """The rule computing `primitive`'s equations on the host (`_on_host`)."""
+  return lambda ctx, *operands, **params: _on_host(ctx, *operands, primitive=primitive,
+                                                   params=params)
+
+
+for _primitive in (linalg.eig_p, linalg.eigh_p, linalg.svd_p):
+  CUDA_RULES[_primitive] = _equation_on_host(_primitive)
 
 on_host_p = Operation("on_host")
 """An elementwise equation computed on the host (`with_host_equations`):

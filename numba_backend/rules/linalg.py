@@ -179,74 +179,77 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
 # --- the decompositions and solvers ------------------------------------------------------
 #
 # Each reference rule computes in float64 (complex128) and rounds its
-# results once: a rule converts the operands to that dtype, a kernel
-# (compiled once per dtype, generic in shape, a loop over the batch) writes
-# the results in it, and `from_compute` rounds them. The project's own
-# algorithms (cholesky, triangular_solve, lu, lu_pivots_to_permutation,
-# geqrf, householder_product, qr) are ported operation for operation: the
-# same divisions, products (NumPy's complex rounding) and sums as the
-# reference, where its sums by np.sum and np.linalg.norm keep NumPy's
-# pairwise order and its einsum sums add in ascending order. eigh, svd,
-# eig and tridiagonal_solve call the LAPACK routines the reference calls
-# through NumPy (syevd/heevd, gesdd, geev, gesv), by Numba's np.linalg
-# (SciPy's LAPACK), on the matrices the reference builds. A batch element
-# on which LAPACK reports a failure, or whose read operand is not finite,
-# gets the reference's all-NaN results.
+# results once: a rule converts the operands to that dtype, Numba functions
+# (compiled once per dtype, generic in shape) write the results in it, and
+# `from_compute` rounds them. The project's own algorithms (cholesky,
+# triangular_solve, lu, lu_pivots_to_permutation, geqrf,
+# householder_product, qr) are ported operation for operation: the same
+# divisions, products (NumPy's complex rounding) and sums as the reference,
+# where its sums by np.sum and np.linalg.norm keep NumPy's pairwise order
+# and its einsum sums add in ascending order. Each is a function of one
+# matrix (`*_matrix`, its scratch arrays passed in), which the rules call
+# for each matrix of the batch in a loop of independent iterations
+# (`each_matrix`): a loop of the program here, a kernel (a thread a matrix)
+# on numba-cuda, which compiles the same Python for the device
+# (numba_backend/cuda/linalg.py). eigh, svd, eig and tridiagonal_solve
+# call the LAPACK routines the reference calls through NumPy (syevd/heevd,
+# gesdd, geev, gesv), by Numba's np.linalg (SciPy's LAPACK), on the
+# matrices the reference builds. A batch element on which LAPACK reports a
+# failure, or whose read operand is not finite, gets the reference's
+# all-NaN results.
+#
+# The scalar helpers of the per-matrix functions are Numba functions that
+# tell complex numbers by `isinstance` (which Numba decides when it
+# compiles), so that they run as Python too (numba's CUDA simulator runs
+# the device's functions as Python).
 
 
+@kernel_jit
 def _times(x, y):
   """x * y as NumPy multiplies arrays of x's dtype."""
+  if isinstance(x, complex):
+    return numpy_complex_mul(x, np.complex128(y))
+  return x * y
 
 
-@overload(_times)
-def _times_impl(x, y):
-  if isinstance(x, types.Complex):
-    return lambda x, y: numpy_complex_mul(x, np.complex128(y))
-  return lambda x, y: x * y
-
-
+@kernel_jit
 def _quotient(x, y):
   """x / y as NumPy divides arrays of x's dtype."""
+  if isinstance(x, complex):
+    return numpy_complex_div(x, np.complex128(y))
+  return x / y
 
 
-@overload(_quotient)
-def _quotient_impl(x, y):
-  if isinstance(x, types.Complex):
-    return lambda x, y: numpy_complex_div(x, np.complex128(y))
-  return lambda x, y: x / y
-
-
+@kernel_jit
 def _modulus(x):
   """|x| as np.abs computes it."""
+  if isinstance(x, complex):
+    return complex_abs(x)
+  return abs(x)
 
 
-@overload(_modulus)
-def _modulus_impl(x):
-  if isinstance(x, types.Complex):
-    return lambda x: complex_abs(x)
-  return lambda x: abs(x)
-
-
+@kernel_jit
 def _square_modulus(x):
   """(x.conj() * x).real, as np.linalg.norm squares an element."""
+  if isinstance(x, complex):
+    return numpy_complex_mul(np.conj(x), x).real
+  return x * x
 
 
-@overload(_square_modulus)
-def _square_modulus_impl(x):
-  if isinstance(x, types.Complex):
-    return lambda x: numpy_complex_mul(np.conj(x), x).real
-  return lambda x: x * x
+@kernel_jit
+def _zero_like(x):
+  """Zero of x's type (complex128 or float64)."""
+  if isinstance(x, complex):
+    return np.complex128(0)
+  return 0.0
 
 
-def _nan_of(a):
-  """NaN of the array `a`'s dtype (NaN + NaN·j when complex)."""
-
-
-@overload(_nan_of)
-def _nan_of_impl(a):
-  if isinstance(a.dtype, types.Complex):
-    return lambda a: S.make_complex(np.nan, np.nan)
-  return lambda a: np.nan
+@kernel_jit
+def _nan_like(x):
+  """NaN of x's type (NaN + NaN·j when complex)."""
+  if isinstance(x, complex):
+    return S.make_complex(np.nan, np.nan)
+  return np.nan
 
 
 def _zero_of(a):
@@ -258,6 +261,15 @@ def _zero_of_impl(a):
   if isinstance(a.dtype, types.Complex):
     return lambda a: np.complex128(0)
   return lambda a: 0.0
+
+
+def _nan_of(a):
+  """NaN of the array `a`'s dtype (NaN + NaN·j when complex)."""
+
+
+@overload(_nan_of)
+def _nan_of_impl(a):
+  return lambda a: _nan_like(_zero_of(a))
 
 
 def _geev(a):
@@ -310,8 +322,8 @@ def _geev_impl(a):
 @kernel_jit
 def _conj_dot(x, x_start, y_start, count):
   """The sum of x[x_start + i] * conj(x[y_start + i]) (ascending i, from 0;
-  plain products, as np.einsum sums them)."""
-  total = _zero_of(x)
+  plain products, as np.einsum sums them; x[y_start] exists)."""
+  total = _zero_like(x[y_start])
   for i in range(count):
     total += x[x_start + i] * np.conj(x[y_start + i])
   return total
@@ -321,7 +333,8 @@ def _conj_dot(x, x_start, y_start, count):
 def _reflector_dot(v, x, j, c, v_stride, x_stride, m):
   """v^H x[j:, c] for the reflector v = (1, v[j + 1:, j]) (rows of `v_stride`
   and `x_stride` elements), summed as np.einsum: ascending, plain products."""
-  total = _zero_of(x) + np.conj(_zero_of(x) + 1) * x[j * x_stride + c]
+  zero = _zero_like(x[j * x_stride + c])
+  total = zero + np.conj(zero + 1) * x[j * x_stride + c]
   for r in range(j + 1, m):
     total += np.conj(v[r * v_stride + j]) * x[r * x_stride + c]
   return total
@@ -337,193 +350,153 @@ def _norm(a, start, stride, count, squares):
 
 
 @kernel_jit
-def cholesky(x, out, sizes):
-  """The lower Cholesky factors of the lower triangles of the (B, n, n)
-  stack `x`, into zeroed `out`, column by column as the reference (all NaN
-  where a pivot is not > 0); `sizes` is (B, n)."""
-  batch, n = sizes[0], sizes[1]
-  squares = np.empty(n)
-  for p in range(batch):
-    a, factor = x[p * n * n:(p + 1) * n * n], out[p * n * n:(p + 1) * n * n]
-    for j in range(n):
-      for k in range(j):
-        modulus = _modulus(factor[j * n + k])
-        squares[k] = modulus * modulus
-      d = a[j * n + j].real - (0.0 + pairwise(squares, 0, j, -0.0))
-      if not d > 0:   # not positive definite (or NaN)
-        factor[:] = _nan_of(factor)
-        break
-      factor[j * n + j] = math.sqrt(d)
-      for i in range(j + 1, n):
-        below = a[i * n + j] - _conj_dot(factor, i * n, j * n, j)
-        factor[i * n + j] = _quotient(below, factor[j * n + j])
+def cholesky_matrix(a, factor, n, squares):
+  """The lower Cholesky factor of the lower triangle of the n x n matrix `a`
+  into zeroed `factor` (both flat), column by column as the reference (all
+  NaN where a pivot is not > 0); `squares` holds n floats."""
+  for j in range(n):
+    for k in range(j):
+      modulus = _modulus(factor[j * n + k])
+      squares[k] = modulus * modulus
+    d = a[j * n + j].real - (0.0 + pairwise(squares, 0, j, -0.0))
+    if not d > 0:   # not positive definite (or NaN)
+      factor[:] = _nan_like(a[0])
+      return
+    factor[j * n + j] = math.sqrt(d)
+    for i in range(j + 1, n):
+      below = a[i * n + j] - _conj_dot(factor, i * n, j * n, j)
+      factor[i * n + j] = _quotient(below, factor[j * n + j])
 
 
 @kernel_jit
-def triangular_solve(a, b, out, sizes, flags):
-  """x with op(a) x = b (`left_side`) or x op(a) = b, by substitution as the
-  reference, for the (B, m, m) stack `a` and the (B, rows, columns) stack
-  `b`, into `out` (b's shape); `sizes` is (B, m, rows, columns), `flags`
-  (left_side, lower, transpose_a, conjugate_a, unit_diagonal)."""
-  batch, m, rows, columns = sizes[0], sizes[1], sizes[2], sizes[3]
+def triangular_solve_matrix(t, rhs, x, m, rows, columns, flags):
+  """x with op(t) x = rhs (`left_side`) or x op(t) = rhs, by substitution as
+  the reference, for the m x m matrix `t` and the rows x columns matrix
+  `rhs`, into `x` (all flat); `flags` is (left_side, lower, transpose_a,
+  conjugate_a, unit_diagonal)."""
   left, lower, transpose, conjugate, unit = flags[0], flags[1], flags[2], flags[3], flags[4]
-  swap = transpose != (not left)   # the system solved is A x = b' with A[i, k] = op(a)[k, i]
+  swap = transpose != (not left)   # the system solved is A x = b' with A[i, k] = op(t)[k, i]
   forward = (lower != transpose) == bool(left)
   count = rows * columns // m if m else 0   # the right-hand sides
-  one = _zero_of(a) + 1
-  for p in range(batch):
-    t, rhs, x = (a[p * m * m:(p + 1) * m * m], b[p * rows * columns:(p + 1) * rows * columns],
-                 out[p * rows * columns:(p + 1) * rows * columns])
-    for step in range(m):
-      i = step if forward else m - 1 - step
-      known = range(i) if forward else range(i + 1, m)
-      diagonal = one if unit else t[i * m + i]
-      if conjugate:
-        diagonal = np.conj(diagonal)
-      for c in range(count):
-        partial = _zero_of(t)
-        for k in known:
-          entry = t[k * m + i] if swap else t[i * m + k]
-          if conjugate:
-            entry = np.conj(entry)
-          partial += entry * (x[k * columns + c] if left else x[c * columns + k])
-        element = i * columns + c if left else c * columns + i
-        x[element] = _quotient(rhs[element] - partial, diagonal)
+  for step in range(m):
+    i = step if forward else m - 1 - step
+    known = range(i) if forward else range(i + 1, m)
+    diagonal = _zero_like(t[i * m + i]) + 1 if unit else t[i * m + i]
+    if conjugate:
+      diagonal = np.conj(diagonal)
+    for c in range(count):
+      partial = _zero_like(diagonal)
+      for k in known:
+        entry = t[k * m + i] if swap else t[i * m + k]
+        if conjugate:
+          entry = np.conj(entry)
+        partial += entry * (x[k * columns + c] if left else x[c * columns + k])
+      element = i * columns + c if left else c * columns + i
+      x[element] = _quotient(rhs[element] - partial, diagonal)
 
 
 @kernel_jit
-def lu(x, out, pivots, sizes):
+def lu_matrix(a, swaps, m, n):
   """LU with partial pivoting (unblocked getrf, as the reference) of the
-  (B, m, n) stack `x` into `out`, the row swaps into `pivots` (B, min(m, n));
-  `sizes` is (B, m, n)."""
-  batch, m, n = sizes[0], sizes[1], sizes[2]
-  k = min(m, n)
-  out[:] = x
-  for p in range(batch):
-    a, swaps = out[p * m * n:(p + 1) * m * n], pivots[p * k:(p + 1) * k]
-    for i in range(k):
-      r, best = i, -2.0
-      for row in range(i, m):   # the first largest |Re| + |Im| (NaN: never preferred)
-        magnitude = abs(a[row * n + i].real) + abs(a[row * n + i].imag)
-        if magnitude != magnitude:
-          magnitude = -1.0
-        if magnitude > best:
-          r, best = row, magnitude
-      swaps[i] = r
-      for c in range(n):
-        a[i * n + c], a[r * n + c] = a[r * n + c], a[i * n + c]
-      pivot = a[i * n + i]
-      if pivot != 0:
-        for row in range(i + 1, m):
-          a[row * n + i] = _quotient(a[row * n + i], pivot)
-      for row in range(i + 1, m):
-        factor = a[row * n + i]
-        for c in range(i + 1, n):
-          a[row * n + c] -= _times(factor, a[i * n + c])
-
-
-@kernel_jit
-def pivots_to_permutation(pivots, out, sizes):
-  """The row swaps i <-> pivots[p, i] (the reference's out-of-range rule)
-  applied in order to arange(size), into `out` (B, size); `sizes` is (B, k, size)."""
-  batch, k, size = sizes[0], sizes[1], sizes[2]
-  for p in range(batch):
-    perm = out[p * size:(p + 1) * size]
-    for i in range(size):
-      perm[i] = i
-    for i in range(k):
-      j = np.int64(pivots[p * k + i])
-      if j < 0:
-        j += size
-      value = perm[min(max(j, 0), size - 1)]
-      if 0 <= j < size:
-        perm[j] = perm[i]
-      perm[i] = value
-
-
-@kernel_jit
-def householder_qr(matrices, a, taus, columns, sizes, pivoting):
-  """The reference's Householder QR (`_householder_qr`: geqrf, or geqp3 with
-  `pivoting`) of the (B, m, n) stack `matrices` into `a`: R in its upper
-  triangle, the reflectors below; `taus` (B, min(m, n)), the column order
-  into `columns` (B, n; zeros when m = 0, as JAX); `sizes` is (B, m, n)."""
-  batch, m, n = sizes[0], sizes[1], sizes[2]
-  k = min(m, n)
-  a[:] = matrices
-  squares, products = np.empty(m), np.empty(n, a.dtype)
-  for p in range(batch):
-    x, tau, order = a[p * m * n:(p + 1) * m * n], taus[p * k:(p + 1) * k], columns[p * n:(p + 1) * n]
+  flat m x n matrix `a`, in place, its row swaps into `swaps` (min(m, n))."""
+  for i in range(min(m, n)):
+    r, best = i, -2.0
+    for row in range(i, m):   # the first largest |Re| + |Im| (NaN: never preferred)
+      magnitude = abs(a[row * n + i].real) + abs(a[row * n + i].imag)
+      if magnitude != magnitude:
+        magnitude = -1.0
+      if magnitude > best:
+        r, best = row, magnitude
+    swaps[i] = r
     for c in range(n):
-      order[c] = c if m else 0
-    for j in range(k):
-      if pivoting:   # the remaining column of largest norm (rows j:) first
-        best, q = -2.0, j
-        for c in range(j, n):
-          if j == n - 1:   # one column: NumPy sums it pairwise
-            norm = _norm(x, j * n + c, n, m - j, squares)
-          else:   # NumPy adds the rows in order
-            total = 0.0
-            for r in range(j, m):
-              total += _square_modulus(x[r * n + c])
-            norm = math.sqrt(total)
-          if norm != norm:
-            norm = -1.0
-          if norm > best:
-            best, q = norm, c
-        for r in range(m):
-          x[r * n + j], x[r * n + q] = x[r * n + q], x[r * n + j]
-        order[j], order[q] = order[q], order[j]
-      alpha = x[j * n + j]
-      reflect = _norm(x, (j + 1) * n + j, n, m - j - 1, squares) != 0 or alpha.imag != 0
-      beta = -math.copysign(_norm(x, j * n + j, n, m - j, squares), alpha.real)
-      if reflect:
-        tau[j] = _quotient(beta - alpha, beta)
-        scale = alpha - beta
-        for r in range(j + 1, m):
-          x[r * n + j] = _quotient(x[r * n + j], scale)
-        x[j * n + j] = beta
-      else:
-        tau[j] = 0
-      for c in range(j + 1, n):   # v^H x[j:, c], v = (1, x[j + 1:, j])
-        products[c] = _reflector_dot(x, x, j, c, n, n, m)
-      for r in range(j, m):   # x[j:, j + 1:] -= conj(tau) v (v^H x[j:, j + 1:])
-        scaled = _times(np.conj(tau[j]), x[r * n + j] if r > j else _zero_of(x) + 1)
-        for c in range(j + 1, n):
-          x[r * n + c] -= _times(scaled, products[c])
+      a[i * n + c], a[r * n + c] = a[r * n + c], a[i * n + c]
+    pivot = a[i * n + i]
+    if pivot != 0:
+      for row in range(i + 1, m):
+        a[row * n + i] = _quotient(a[row * n + i], pivot)
+    for row in range(i + 1, m):
+      factor = a[row * n + i]
+      for c in range(i + 1, n):
+        a[row * n + c] -= _times(factor, a[i * n + c])
 
 
 @kernel_jit
-def householder_product(a, taus, q, sizes):
-  """q (B, m, columns) = the first columns of H_0 ... H_{k-1} (the
+def permutation_matrix(pivots, perm, k, size):
+  """The row swaps i <-> pivots[i] (k of them; the reference's out-of-range
+  rule) applied in order to arange(size), into `perm`."""
+  for i in range(size):
+    perm[i] = i
+  for i in range(k):
+    j = np.int64(pivots[i])
+    if j < 0:
+      j += size
+    value = perm[min(max(j, 0), size - 1)]
+    if 0 <= j < size:
+      perm[j] = perm[i]
+    perm[i] = value
+
+
+@kernel_jit
+def householder_matrix(x, tau, order, m, n, pivoting, squares, products):
+  """The reference's Householder QR (`_householder_qr`: geqrf, or geqp3 with
+  `pivoting`) of the flat m x n matrix `x`, in place: R in its upper
+  triangle, the reflectors below; `tau` (min(m, n)), the column order into
+  `order` (n; zeros when m = 0, as JAX); `squares` holds m floats and
+  `products` n elements."""
+  for c in range(n):
+    order[c] = c if m else 0
+  for j in range(min(m, n)):
+    if pivoting:   # the remaining column of largest norm (rows j:) first
+      best, q = -2.0, j
+      for c in range(j, n):
+        if j == n - 1:   # one column: NumPy sums it pairwise
+          norm = _norm(x, j * n + c, n, m - j, squares)
+        else:   # NumPy adds the rows in order
+          total = 0.0
+          for r in range(j, m):
+            total += _square_modulus(x[r * n + c])
+          norm = math.sqrt(total)
+        if norm != norm:
+          norm = -1.0
+        if norm > best:
+          best, q = norm, c
+      for r in range(m):
+        x[r * n + j], x[r * n + q] = x[r * n + q], x[r * n + j]
+      order[j], order[q] = order[q], order[j]
+    alpha = x[j * n + j]
+    reflect = _norm(x, (j + 1) * n + j, n, m - j - 1, squares) != 0 or alpha.imag != 0
+    beta = -math.copysign(_norm(x, j * n + j, n, m - j, squares), alpha.real)
+    if reflect:
+      tau[j] = _quotient(beta - alpha, beta)
+      scale = alpha - beta
+      for r in range(j + 1, m):
+        x[r * n + j] = _quotient(x[r * n + j], scale)
+      x[j * n + j] = beta
+    else:
+      tau[j] = 0
+    for c in range(j + 1, n):   # v^H x[j:, c], v = (1, x[j + 1:, j])
+      products[c] = _reflector_dot(x, x, j, c, n, n, m)
+    for r in range(j, m):   # x[j:, j + 1:] -= conj(tau) v (v^H x[j:, j + 1:])
+      scaled = _times(np.conj(tau[j]), x[r * n + j] if r > j else _zero_like(alpha) + 1)
+      for c in range(j + 1, n):
+        x[r * n + c] -= _times(scaled, products[c])
+
+
+@kernel_jit
+def householder_product_matrix(v, tau, x, m, width, columns, k, products):
+  """x (m x columns, zeroed) = the first columns of H_0 ... H_{k-1} (the
   reference's `_householder_product`), the reflectors' vectors below the
-  diagonal of the (B, m, width) stack `a`, `taus` (B, k); `sizes` is
-  (B, m, width, columns, k)."""
-  batch, m, width, columns, k = sizes[0], sizes[1], sizes[2], sizes[3], sizes[4]
-  products = np.empty(columns, q.dtype)
-  q[:] = 0
-  for p in range(batch):
-    v, tau, x = (a[p * m * width:(p + 1) * m * width], taus[p * k:(p + 1) * k],
-                 q[p * m * columns:(p + 1) * m * columns])
-    for i in range(min(m, columns)):
-      x[i * columns + i] = 1
-    for j in range(k - 1, -1, -1):
+  diagonal of the m x width matrix `v`, `tau` (k; all flat); `products`
+  holds `columns` elements."""
+  for i in range(min(m, columns)):
+    x[i * columns + i] = 1
+  for j in range(k - 1, -1, -1):
+    for c in range(columns):
+      products[c] = _reflector_dot(v, x, j, c, width, columns, m)
+    for r in range(j, m):   # x[j:] -= tau v (v^H x[j:])
+      scaled = _times(tau[j], v[r * width + j] if r > j else _zero_like(tau[j]) + 1)
       for c in range(columns):
-        products[c] = _reflector_dot(v, x, j, c, width, columns, m)
-      for r in range(j, m):   # x[j:] -= tau v (v^H x[j:])
-        scaled = _times(tau[j], v[r * width + j] if r > j else _zero_of(v) + 1)
-        for c in range(columns):
-          x[r * columns + c] -= _times(scaled, products[c])
-
-
-@kernel_jit
-def upper_triangle(a, out, sizes):
-  """out (B, rows, n) = the upper triangle of the first rows of the (B, m, n)
-  stack `a`; `sizes` is (B, m, n, rows)."""
-  batch, m, n, rows = sizes[0], sizes[1], sizes[2], sizes[3]
-  for p in range(batch):
-    for r in range(rows):
-      for c in range(n):
-        out[(p * rows + r) * n + c] = a[(p * m + r) * n + c] if c >= r else 0
+        x[r * columns + c] -= _times(scaled, products[c])
 
 
 @kernel_jit
@@ -733,113 +706,143 @@ def _wide_operand(ctx, x, aval):
   return operand(ctx, x, aval, range(aval.ndim), lax._wide(aval.dtype))
 
 
-def _new(ctx, size, dtype, fill="empty"):
-  """The name of a new flat array of `size` elements of `dtype`."""
-  name = ctx.fresh()
-  ctx.emit(f"{name} = np.{fill}({ctx.dim(size)}, {type_source(dtype)})")
+def _new(ctx, size, dtype, fill=None):
+  """The name of a new flat array of `size` elements of `dtype`, each `fill` (unless None)."""
+  name, shape, dtype = ctx.fresh(), ctx.dim(size), type_source(dtype)
+  new = ctx.lowering.allocation(shape, dtype) if fill is None else \
+      ctx.lowering.full(shape, fill, dtype)
+  ctx.emit(f"{name} = {new}")
   return name
 
 
-@register(lax.cholesky_p)
-def _cholesky(ctx, x):
-  (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
-  wide = lax._wide(aval.dtype)
-  out = _new(ctx, math.prod(aval.shape), wide, "zeros")
-  sizes = ctx.ints([_batch(aval), aval.shape[-1]])
-  ctx.emit(f"{ctx.function(cholesky)}({_wide_operand(ctx, x, aval)}, {out}, {sizes})")
-  return from_compute(ctx, out, wide, out_aval)
+def _copy(ctx, array):
+  """The name of a new array holding the elements of the array named `array`."""
+  name = ctx.fresh()
+  ctx.emit(f"{name} = {ctx.lowering.copy(array)}")
+  return name
 
 
-@register(lax.triangular_solve_p)
-def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-  (a_aval, b_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
-  wide = lax._wide(b_aval.dtype)
-  out = _new(ctx, math.prod(b_aval.shape), wide)
-  sizes = ctx.ints([_batch(a_aval), a_aval.shape[-1], *b_aval.shape[-2:]])
-  flags = ctx.ints([left_side, lower, transpose_a, conjugate_a, unit_diagonal])
-  ctx.emit(f"{ctx.function(triangular_solve)}({_wide_operand(ctx, a, a_aval)}, "
-           f"{_wide_operand(ctx, b, b_aval)}, {out}, {sizes}, {flags})")
-  return from_compute(ctx, out, wide, out_aval)
+def each_matrix(ctx, core, count, *arguments):
+  """Writes the loop over the `count` matrices of a batch calling the
+  per-matrix function `core` on each, in independent iterations (a kernel,
+  a thread a matrix, on numba-cuda): an argument (array, size) passes the
+  matrix's `size` elements of the flat array named `array` (the p-th run of
+  them), any other argument its source as it is."""
+  p = ctx.fresh("p")
+  runs = [(a[0], ctx.dim(a[1])) if isinstance(a, tuple) else a for a in arguments]
+  with ctx.lowering.elements(p, ctx.dim(count)):
+    parts = [f"{a[0]}[{p} * {a[1]}:({p} + 1) * {a[1]}]" if isinstance(a, tuple) else a
+             for a in runs]
+    ctx.emit(f"{ctx.function(core)}({', '.join(parts)})")
 
 
-@register(lax.lu_p)
-def _lu(ctx, x):
-  (aval,), (lu_aval, pivots_aval, permutation_aval) = ctx.avals_in, ctx.avals_out
-  *_, m, n = aval.shape
-  wide, batch = lax._wide(aval.dtype), _batch(aval)
-  out = _new(ctx, math.prod(aval.shape), wide)
-  pivots = _new(ctx, batch * min(m, n), np.int32)
-  permutation = _new(ctx, batch * m, np.int32)
-  ctx.emit(f"{ctx.function(lu)}({_wide_operand(ctx, x, aval)}, {out}, {pivots}, "
-           f"{ctx.ints([batch, m, n])})")
-  ctx.emit(f"{ctx.function(pivots_to_permutation)}({pivots}, {permutation}, "
-           f"{ctx.ints([batch, min(m, n), m])})")
-  return [from_compute(ctx, out, wide, lu_aval), ctx.result(pivots, pivots_aval),
-          ctx.result(permutation, permutation_aval)]
+def decomposition_rules(target):
+  """The rules of cholesky, triangular_solve, lu, lu_pivots_to_permutation,
+  geqrf, householder_product and qr (primitive -> rule), calling
+  `target(f)` for each per-matrix function f above: f itself on the CPU,
+  its device function on numba-cuda."""
+
+  def cholesky(ctx, x):
+    (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+    n, batch, wide = aval.shape[-1], _batch(aval), lax._wide(aval.dtype)
+    a = _wide_operand(ctx, x, aval)
+    out, squares = _new(ctx, math.prod(aval.shape), wide, 0), _new(ctx, batch * n, np.float64)
+    each_matrix(ctx, target(cholesky_matrix), batch, (a, n * n), (out, n * n), ctx.dim(n),
+                (squares, n))
+    return from_compute(ctx, out, wide, out_aval)
+
+  def triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    (a_aval, b_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
+    m, (rows, columns) = a_aval.shape[-1], b_aval.shape[-2:]
+    wide = lax._wide(b_aval.dtype)
+    t, rhs = _wide_operand(ctx, a, a_aval), _wide_operand(ctx, b, b_aval)
+    out = _new(ctx, math.prod(b_aval.shape), wide)
+    flags = ctx.ints([left_side, lower, transpose_a, conjugate_a, unit_diagonal])
+    each_matrix(ctx, target(triangular_solve_matrix), _batch(a_aval), (t, m * m),
+                (rhs, rows * columns), (out, rows * columns), ctx.dim(m), ctx.dim(rows),
+                ctx.dim(columns), flags)
+    return from_compute(ctx, out, wide, out_aval)
+
+  def lu(ctx, x):
+    (aval,), (lu_aval, pivots_aval, permutation_aval) = ctx.avals_in, ctx.avals_out
+    *_, m, n = aval.shape
+    wide, batch, k = lax._wide(aval.dtype), _batch(aval), min(m, n)
+    out = _copy(ctx, _wide_operand(ctx, x, aval))
+    pivots, permutation = _new(ctx, batch * k, np.int32), _new(ctx, batch * m, np.int32)
+    each_matrix(ctx, target(lu_matrix), batch, (out, m * n), (pivots, k), ctx.dim(m), ctx.dim(n))
+    each_matrix(ctx, target(permutation_matrix), batch, (pivots, k), (permutation, m), ctx.dim(k),
+                ctx.dim(m))
+    return [from_compute(ctx, out, wide, lu_aval), ctx.result(pivots, pivots_aval),
+            ctx.result(permutation, permutation_aval)]
+
+  def lu_pivots_to_permutation(ctx, pivots, *, permutation_size):
+    (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+    batch, k = _batch(aval, 1), aval.shape[-1]
+    flat = ctx.fresh("f")
+    ctx.emit(f"{flat} = {ctx.flat(pivots, aval)}")
+    out = _new(ctx, batch * permutation_size, np.int32)
+    each_matrix(ctx, target(permutation_matrix), batch, (flat, k), (out, permutation_size),
+                ctx.dim(k), ctx.dim(permutation_size))
+    return ctx.result(out, out_aval)
+
+  def householder(ctx, x, aval, pivoting):
+    """The flat (a, taus, columns) of the reference's `_householder_qr` of `x`."""
+    *_, m, n = aval.shape
+    wide, batch, k = lax._wide(aval.dtype), _batch(aval), min(m, n)
+    a = _copy(ctx, _wide_operand(ctx, x, aval))
+    taus, columns = _new(ctx, batch * k, wide), _new(ctx, batch * n, np.int32)
+    squares, products = _new(ctx, batch * m, np.float64), _new(ctx, batch * n, wide)
+    each_matrix(ctx, target(householder_matrix), batch, (a, m * n), (taus, k), (columns, n),
+                ctx.dim(m), ctx.dim(n), ctx.dim(pivoting), (squares, m), (products, n))
+    return a, taus, columns
+
+  def product_of(ctx, a, taus, aval, columns, k):
+    """The flat first `columns` columns of the product of the `k` reflectors
+    of the flat (a, taus) of a stack of `aval`."""
+    *_, m, n = aval.shape
+    wide, batch = lax._wide(aval.dtype), _batch(aval)
+    q, products = _new(ctx, batch * m * columns, wide, 0), _new(ctx, batch * columns, wide)
+    each_matrix(ctx, target(householder_product_matrix), batch, (a, m * n), (taus, k),
+                (q, m * columns), ctx.dim(m), ctx.dim(n), ctx.dim(columns), ctx.dim(k),
+                (products, columns))
+    return q
+
+  def geqrf(ctx, x):
+    (aval,), (a_aval, taus_aval) = ctx.avals_in, ctx.avals_out
+    a, taus, _ = householder(ctx, x, aval, False)
+    wide = lax._wide(aval.dtype)
+    return [from_compute(ctx, a, wide, a_aval), from_compute(ctx, taus, wide, taus_aval)]
+
+  def householder_product(ctx, a, taus):
+    (a_aval, taus_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
+    q = product_of(ctx, _wide_operand(ctx, a, a_aval), _wide_operand(ctx, taus, taus_aval),
+                   a_aval, a_aval.shape[-1], taus_aval.shape[-1])
+    return from_compute(ctx, q, lax._wide(a_aval.dtype), out_aval)
+
+  def qr(ctx, x, *, full_matrices, pivoting):
+    (aval,), (q_aval, r_aval, *p_aval) = ctx.avals_in, ctx.avals_out
+    *_, m, n = aval.shape
+    wide, batch = lax._wide(aval.dtype), _batch(aval)
+    a, taus, columns = householder(ctx, x, aval, pivoting)
+    q = product_of(ctx, a, taus, aval, m if m < n or full_matrices else n, min(m, n))
+    rows = m if full_matrices else min(m, n)
+    r, t, i, c = _new(ctx, batch * rows * n, wide), ctx.fresh("t"), ctx.fresh("i"), ctx.fresh("c")
+    m, n, rows = ctx.dim(m), ctx.dim(n), ctx.dim(rows)
+    with ctx.lowering.elements(t, ctx.dim(batch * r_aval.shape[-2] * r_aval.shape[-1])):
+      # R: the upper triangle of the first rows of a
+      ctx.emit(f"{i}, {c} = ({t} // {n}) % {rows}, {t} % {n}")
+      ctx.emit(f"{r}[{t}] = {a}[(({t} // ({rows} * {n})) * {m} + {i}) * {n} + {c}] "
+               f"if {c} >= {i} else 0")
+    outs = [from_compute(ctx, q, wide, q_aval), from_compute(ctx, r, wide, r_aval)]
+    return outs + [ctx.result(columns, p_aval[0])] if pivoting else outs
+
+  return {lax.cholesky_p: cholesky, lax.triangular_solve_p: triangular_solve, lax.lu_p: lu,
+          lax.lu_pivots_to_permutation_p: lu_pivots_to_permutation, lax.geqrf_p: geqrf,
+          lax.householder_product_p: householder_product, lax.qr_p: qr}
 
 
-@register(lax.lu_pivots_to_permutation_p)
-def _lu_pivots_to_permutation(ctx, pivots, *, permutation_size):
-  (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
-  batch = _batch(aval, 1)
-  out = _new(ctx, batch * permutation_size, np.int32)
-  ctx.emit(f"{ctx.function(pivots_to_permutation)}({ctx.flat(pivots, aval)}, {out}, "
-           f"{ctx.ints([batch, aval.shape[-1], permutation_size])})")
-  return ctx.result(out, out_aval)
-
-
-def _householder(ctx, x, aval, pivoting):
-  """The flat (a, taus, columns) of the reference's `_householder_qr` of `x`."""
-  *_, m, n = aval.shape
-  wide, batch = lax._wide(aval.dtype), _batch(aval)
-  a = _new(ctx, math.prod(aval.shape), wide)
-  taus = _new(ctx, batch * min(m, n), wide)
-  columns = _new(ctx, batch * n, np.int32)
-  ctx.emit(f"{ctx.function(householder_qr)}({_wide_operand(ctx, x, aval)}, {a}, {taus}, "
-           f"{columns}, {ctx.ints([batch, m, n])}, {ctx.dim(pivoting)})")
-  return a, taus, columns
-
-
-@register(lax.geqrf_p)
-def _geqrf(ctx, x):
-  (aval,), (a_aval, taus_aval) = ctx.avals_in, ctx.avals_out
-  a, taus, _ = _householder(ctx, x, aval, False)
-  wide = lax._wide(aval.dtype)
-  return [from_compute(ctx, a, wide, a_aval), from_compute(ctx, taus, wide, taus_aval)]
-
-
-def _householder_product_of(ctx, a, taus, aval, columns, k):
-  """The flat first `columns` columns of the product of the `k` reflectors
-  of the flat (a, taus) of a stack of `aval`."""
-  *_, m, n = aval.shape
-  batch = _batch(aval)
-  q = _new(ctx, batch * m * columns, lax._wide(aval.dtype))
-  ctx.emit(f"{ctx.function(householder_product)}({a}, {taus}, {q}, "
-           f"{ctx.ints([batch, m, n, columns, k])})")
-  return q
-
-
-@register(lax.householder_product_p)
-def _householder_product(ctx, a, taus):
-  (a_aval, taus_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
-  q = _householder_product_of(ctx, _wide_operand(ctx, a, a_aval),
-                              _wide_operand(ctx, taus, taus_aval), a_aval, a_aval.shape[-1],
-                              taus_aval.shape[-1])
-  return from_compute(ctx, q, lax._wide(a_aval.dtype), out_aval)
-
-
-@register(lax.qr_p)
-def _qr(ctx, x, *, full_matrices, pivoting):
-  (aval,), (q_aval, r_aval, *p_aval) = ctx.avals_in, ctx.avals_out
-  *_, m, n = aval.shape
-  wide, batch = lax._wide(aval.dtype), _batch(aval)
-  a, taus, columns = _householder(ctx, x, aval, pivoting)
-  q = _householder_product_of(ctx, a, taus, aval, m if m < n or full_matrices else n, min(m, n))
-  rows = m if full_matrices else min(m, n)
-  r = _new(ctx, batch * rows * n, wide)
-  ctx.emit(f"{ctx.function(upper_triangle)}({a}, {r}, {ctx.ints([batch, m, n, rows])})")
-  outs = [from_compute(ctx, q, wide, q_aval), from_compute(ctx, r, wide, r_aval)]
-  return outs + [ctx.result(columns, p_aval[0])] if pivoting else outs
+for _primitive, _rule in decomposition_rules(lambda fn: fn).items():
+  register(_primitive)(_rule)
 
 
 @register(lax.eigh_p)

@@ -1,0 +1,249 @@
+"""The numba-cuda backend's decompositions and solvers, in numba's CUDA
+simulator: bit for bit the reference's (as the CPU backend's, whose
+per-matrix functions they compile) on any operands (NaN and infinities,
+singular matrices, empty dimensions and batches), tridiagonal_solve within
+the LAPACK tolerance of docs/backends.md; and their kernels compiled to PTX."""
+
+import functools
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import refimpl as jax
+import refimpl.numpy as jnp
+from refimpl import dtypes
+from refimpl.lax import linalg
+from conformance import strategies as cst
+from tests.numba_backend.test_linalg import assert_same, batches, matrices, square_matrices
+
+DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64)]
+SETTINGS = settings(max_examples=3, deadline=None)
+
+
+def _run(dtype, program, *operands, backend="reference"):
+  """(the reference's or `backend`'s results, numba-cuda's) of `program`."""
+  with jax.enable_x64(np.dtype(dtype) in (np.float64, np.complex128)):
+    want = jax.jit(program, backend=backend)(*operands)
+    got = jax.jit(program, backend="numba-cuda")(*operands)
+  return jax.tree_util.tree_leaves(want), jax.tree_util.tree_leaves(got)
+
+
+def _check_same(dtype, programs, *operands):
+  """Each of `programs` (name -> function returning a list) gives the
+  reference's results bit for bit, all jitted as one program."""
+  names = [name for name, f in programs.items() for _ in f(*operands)]
+  want, got = _run(dtype, lambda *xs: [y for f in programs.values() for y in f(*xs)], *operands)
+  assert len(want) == len(got) == len(names)
+  for name, w, g in zip(names, want, got):
+    assert_same(w, g, name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@SETTINGS
+@given(data=st.data())
+def test_factorizations_match_the_reference_bit_for_bit(dtype, data):
+  """lu, lu_pivots_to_permutation (out-of-range pivots too), qr (with and
+  without pivoting, full or reduced), geqrf and householder_product."""
+  batch = data.draw(batches())
+  m, n = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))
+  k = min(m, n)
+  x = data.draw(matrices(dtype, batch, (m, n)))
+  size = data.draw(st.integers(max(k, 1), 4))
+  pivots = data.draw(cst.arrays(np.int32, batch + (k,), elements=st.integers(-size - 2, size + 2)))
+  full = data.draw(st.booleans())
+  programs = {
+      "lu": lambda x, p: list(linalg.lu(x)),
+      "lu_pivots_to_permutation": lambda x, p: [linalg.lu_pivots_to_permutation(p, size)],
+      "qr": lambda x, p: list(linalg.qr(x, full_matrices=full)),
+      "qr_pivoting": lambda x, p: list(linalg.qr(x, full_matrices=not full, pivoting=True)),
+  }
+  if m >= n:   # householder_product needs m >= n
+    programs["householder_product"] = lambda x, p: [*linalg.geqrf(x), linalg.householder_product(
+        *linalg.geqrf(x))]
+  _check_same(dtype, programs, x, pivots)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@SETTINGS
+@given(data=st.data())
+def test_cholesky_and_triangular_solve_match_the_reference_bit_for_bit(dtype, data):
+  """cholesky (positive definite, indefinite, any matrices) and
+  triangular_solve with every flag, on either side."""
+  batch = data.draw(batches())
+  m, n = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 2))
+  a = data.draw(square_matrices(dtype, batch, m))
+  b = data.draw(matrices(dtype, batch, (m, n)))
+  flags = dict(zip(["lower", "transpose_a", "conjugate_a", "unit_diagonal"],
+                   data.draw(st.tuples(*[st.booleans()] * 4))))
+  programs = {
+      "cholesky": lambda a, b, bt: [linalg.cholesky_p.bind(a)],
+      "left": lambda a, b, bt: [linalg.triangular_solve(a, b, left_side=True, **flags)],
+      "right": lambda a, b, bt: [linalg.triangular_solve(a, bt, left_side=False, **flags)],
+  }
+  _check_same(dtype, programs, a, b, np.ascontiguousarray(np.swapaxes(b, -1, -2)))
+
+
+def test_triangular_solve_every_flag_on_either_side():
+  """All 16 combinations of lower, transpose_a, conjugate_a and
+  unit_diagonal, left and right, on a batch with a NaN and a zero pivot."""
+  rng = np.random.default_rng(2)
+  a = (rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))).astype(np.complex64)
+  b = (rng.standard_normal((2, 3, 2)) - 1j * rng.standard_normal((2, 3, 2))).astype(np.complex64)
+  a[1, 0, 2], a[1, 1, 1] = np.nan, 0
+  flags = [dict(zip(["lower", "transpose_a", "conjugate_a", "unit_diagonal"], bits))
+           for bits in np.ndindex(2, 2, 2, 2)]
+  programs = {f"{side}{k}": functools.partial(
+      lambda a, b, bt, side, f: [linalg.triangular_solve(a, b if side else bt, left_side=side,
+                                                         **f)], side=side, f=f)
+      for k, f in enumerate(flags) for side in (True, False)}
+  _check_same(np.complex64, programs, a, b, np.ascontiguousarray(np.swapaxes(b, -1, -2)))
+
+
+@pytest.mark.parametrize("shape", [(300, 1), (1100, 2)], ids=str)
+def test_long_columns_are_summed_pairwise_as_numpy(shape):
+  """Norms of columns longer than 128 (NumPy's pairwise recursion, walked on
+  the device with a stack) in qr, with and without pivoting."""
+  x = np.random.default_rng(0).standard_normal(shape).astype(np.float32) * 3
+  _check_same(np.float32, {"qr": lambda x: list(linalg.qr(x, full_matrices=False)),
+                           "pivoting": lambda x: list(linalg.qr(x, full_matrices=False,
+                                                                pivoting=True))}, x)
+
+
+def _tridiagonal_case(draw, dtype):
+  """(dl, d, du, b): bounded diagonals (rows swapped where elimination
+  meets a larger entry below), or a dominant diagonal, or a zero row
+  (singular), or a non-finite entry."""
+  batch = draw(batches())
+  m, n = draw(st.integers(0, 4)), draw(st.integers(0, 2))
+  dl, d, du = (draw(cst.bounded_arrays(np.dtype(dtype), batch + (m,))) for _ in range(3))
+  b = draw(cst.bounded_arrays(np.dtype(dtype), batch + (m, n)))
+  kind = draw(st.sampled_from(["bounded", "dominant", "zero_row", "non_finite"]))
+  if kind != "bounded":   # |d| > |dl| + |du|
+    d = (d / (1 + np.abs(d)) + (1 + np.abs(dl) + np.abs(du))).astype(dtype)
+  if m and kind == "zero_row":
+    row = draw(st.integers(0, m - 1))
+    for y in (dl, d, du):
+      y[..., row] = 0
+  elif m and kind == "non_finite":
+    y = draw(st.sampled_from([dl, d, du, b]))
+    y[(..., draw(st.integers(0, m - 1))) + (slice(None),) * (y is b)] = \
+        draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+  return dl, d, du, b
+
+
+def _condition(dl, d, du):
+  """The largest condition number (2-norm, float64) of the dense matrices;
+  inf for a singular or non-finite one."""
+  m = d.shape[-1]
+  a = np.zeros(d.shape + (m,), np.complex128)
+  i = np.arange(m)
+  a[..., i, i], a[..., i[1:], i[1:] - 1], a[..., i[:-1], i[:-1] + 1] = \
+      d, dl[..., 1:], du[..., :-1]
+  if not (m and a.size) or not np.isfinite(a).all():
+    return 1.0 if not a.size else np.inf
+  with np.errstate(all="ignore"):
+    return float(np.nan_to_num(np.linalg.cond(a), nan=np.inf).max())
+
+
+def _assert_solution_close(want, got, m, condition, dtype):
+  """NaN where the reference has NaN; elsewhere within 64·m·ε·κ·‖x‖ of
+  float64 (Gaussian elimination with partial pivoting: a backward stable
+  solve, κ the condition number) plus two ulps of the result dtype."""
+  want, got = np.asarray(want), np.asarray(got)
+  assert want.dtype == got.dtype and want.shape == got.shape
+  assert np.array_equal(np.isnan(want), np.isnan(got)), (want, got)
+  finite = ~np.isnan(want)
+  w, g = want[finite].astype(np.complex128), got[finite].astype(np.complex128)
+  eps = dtypes.finfo(dtypes.to_real_dtype(dtype) if dtypes.is_complex(dtype) else dtype).eps
+  norm = np.abs(w).max(initial=0.0)
+  bound = 64 * max(m, 1) * np.finfo(np.float64).eps * condition * norm + 2 * float(eps) * np.abs(w)
+  assert np.all(np.abs(w - g) <= bound), (w, g)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@settings(max_examples=4, deadline=None)
+@given(data=st.data())
+def test_tridiagonal_solve_is_within_the_lapack_tolerance(dtype, data):
+  """gtsv's elimination against the reference's gesv: close, and NaN for a
+  singular matrix (a zero row) or a non-finite entry read."""
+  dl, d, du, b = _tridiagonal_case(data.draw, dtype)
+  (want,), (got,) = _run(dtype, lambda *xs: [linalg.tridiagonal_solve(*xs)], dl, d, du, b)
+  _assert_solution_close(want, got, d.shape[-1], _condition(dl, d, du), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64], ids=str)
+def test_tridiagonal_solve_swaps_rows_and_finds_zero_pivots(dtype):
+  """Elimination swapping rows (the entry below the larger), and a zero
+  pivot met after a swap: all NaN, as the reference."""
+  phase = 1 - 1j if dtypes.is_complex(dtype) else 1
+  dl, d, du = (np.array(y, dtype) * phase for y in ([[0, 2, 1], [0, 2, 0]], [[1, 4, 2], [1, 4, 2]],
+                                                    [[2, 1, 0], [2, 1, 0]]))
+  b = np.arange(12).reshape(2, 3, 2).astype(dtype)
+  (want,), (got,) = _run(dtype, lambda *xs: [linalg.tridiagonal_solve(*xs)], dl, d, du, b)
+  assert np.isnan(np.asarray(got)[1]).all() and not np.isnan(np.asarray(got)[0]).any()
+  _assert_solution_close(want, got, 3, _condition(dl[:1], d[:1], du[:1]), dtype)
+
+
+def test_numpy_linalg_matches_the_reference_and_the_cpu_backend_bit_for_bit():
+  """jnp.linalg's solve, inv, det, qr and cholesky end to end: the
+  reference's bits, and (solve and det) the CPU backend's."""
+  rng = np.random.default_rng(1)
+  x = rng.standard_normal((2, 3, 3)).astype(np.float32)
+  spd = (x @ np.swapaxes(x, -1, -2) + 3 * np.eye(3)).astype(np.float32)
+  y = rng.standard_normal((2, 3, 2)).astype(np.float32)
+  _check_same(np.float32, {"solve": lambda x, spd, y: [jnp.linalg.solve(x, y)],
+                           "inv": lambda x, spd, y: [jnp.linalg.inv(x)],
+                           "det": lambda x, spd, y: [jnp.linalg.det(x)],
+                           "qr": lambda x, spd, y: list(jnp.linalg.qr(x)),
+                           "cholesky": lambda x, spd, y: [jnp.linalg.cholesky(spd)]}, x, spd, y)
+  want, got = _run(np.float32, lambda x, y: [jnp.linalg.solve(x, y), jnp.linalg.det(x)], x, y,
+                   backend="numba")
+  for w, g in zip(want, got):
+    assert_same(w, g, "solve and det")
+
+
+_PTX_CHECK = """
+import json, numpy as np
+import refimpl as jax
+from refimpl.lax import linalg
+from numba_backend.cuda import device
+x, p = np.ones((2, 3, 3), np.float32), np.zeros((2, 3), np.int32)
+programs = {"cholesky": lambda x: linalg.cholesky_p.bind(x),
+            "triangular_solve": lambda x: linalg.triangular_solve(x, x, lower=True),
+            "lu": lambda x: linalg.lu(x),
+            "lu_pivots_to_permutation": lambda x: linalg.lu_pivots_to_permutation(p, 4),
+            "qr": lambda x: linalg.qr(x, pivoting=True),
+            "tridiagonal_solve": lambda x: linalg.tridiagonal_solve(x[0, 0], x[0, 1], x[0, 2],
+                                                                    x[0])}
+found = {}
+for name, f in programs.items():
+  with device.compiling_to_ptx() as ptx:
+    jax.jit(f, backend="numba-cuda")(x)
+  found[name] = ptx
+print(json.dumps(found))
+"""
+
+
+def test_decomposition_kernels_compile_to_ptx_for_compute_capability_9():
+  env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+  done = subprocess.run([sys.executable, "-c", _PTX_CHECK], env=env, capture_output=True,
+                        text=True, timeout=600)
+  assert done.returncode == 0, done.stderr[-3000:]
+  found = json.loads(done.stdout.splitlines()[-1])
+  for name, kernels in found.items():
+    assert kernels, name
+    for kernel, ptx in kernels:
+      assert ".target sm_90" in ptx and ".entry" in ptx, (name, kernel)
+    # the kernel of the per-matrix function calls nothing outside itself, and
+    # computes in float64 as the reference (for float32 operands); the
+    # permutation's in integers alone
+    matrix = max((ptx for _, ptx in kernels), key=len)
+    assert ".extern .func" not in matrix, name
+    f64 = any(".f64" in line and not line.lstrip().startswith((".", "//"))
+              for line in matrix.splitlines())
+    assert f64 == (name != "lu_pivots_to_permutation"), name

@@ -7,7 +7,22 @@ a block of at most 128 reals by eight accumulators, of at most 64 complex
 numbers by four (`block_sum`, `complex_block_sum`), and a run's blocks'
 sums added as `pairwise_plan` says (`planned_sum`)."""
 
+import types
+
 from numba import cuda
+
+
+def device_version(fn, module, **calls):
+  """The device function of a CPU rule's Numba function `fn`: its Python
+  compiled by numba-cuda (the CUDA simulator runs device functions, not
+  Numba's CPU functions, on its arrays), calling the device functions that
+  `calls` names in place of the CPU's of those names; named as a function
+  of `module` (where it is bound to fn's name), for programs to call."""
+  py = fn.py_func
+  function = types.FunctionType(py.__code__, dict(py.__globals__, **calls), py.__name__,
+                                py.__defaults__, py.__closure__)
+  function.__module__, function.__doc__ = module, py.__doc__
+  return cuda.jit(device=True)(function)
 
 
 @cuda.jit(device=True)

@@ -20,13 +20,12 @@ within the tolerance of docs/backends.md, NaN where the reference has NaN.
 """
 
 import math
-import types
 
 import numpy as np
 from numba import cuda
 
 from refimpl.lax import linalg as lax
-from numba_backend.cuda.kernels import block_sum
+from numba_backend.cuda.kernels import block_sum, device_version
 from numba_backend.cuda.lower import CUDA_RULES
 from numba_backend.lower import type_source
 from numba_backend.rules import linalg as cpu
@@ -91,28 +90,18 @@ def pairwise(x, start, n, zero):
   return stack[0]
 
 
-def _device(fn, **calls):
-  """The device function of the CPU rules' Numba function `fn`: its Python
-  compiled by numba-cuda, calling the functions `calls` names (device
-  functions) in place of the CPU's of those names, named as `fn` in this
-  module (where it is bound to that name)."""
-  py = fn.py_func
-  function = types.FunctionType(py.__code__, dict(py.__globals__, **calls), py.__name__,
-                                py.__defaults__, py.__closure__)
-  function.__module__, function.__doc__ = __name__, py.__doc__
-  return cuda.jit(device=True)(function)
-
-
-_conj_dot = _device(cpu._conj_dot)
-_reflector_dot = _device(cpu._reflector_dot)
-_norm = _device(cpu._norm, pairwise=pairwise)
-cholesky_matrix = _device(cpu.cholesky_matrix, pairwise=pairwise, _conj_dot=_conj_dot)
-triangular_solve_matrix = _device(cpu.triangular_solve_matrix)
-lu_matrix = _device(cpu.lu_matrix)
-permutation_matrix = _device(cpu.permutation_matrix)
-householder_matrix = _device(cpu.householder_matrix, _norm=_norm, _reflector_dot=_reflector_dot)
-householder_product_matrix = _device(cpu.householder_product_matrix,
-                                     _reflector_dot=_reflector_dot)
+_conj_dot = device_version(cpu._conj_dot, __name__)
+_reflector_dot = device_version(cpu._reflector_dot, __name__)
+_norm = device_version(cpu._norm, __name__, pairwise=pairwise)
+cholesky_matrix = device_version(cpu.cholesky_matrix, __name__, pairwise=pairwise,
+                                 _conj_dot=_conj_dot)
+triangular_solve_matrix = device_version(cpu.triangular_solve_matrix, __name__)
+lu_matrix = device_version(cpu.lu_matrix, __name__)
+permutation_matrix = device_version(cpu.permutation_matrix, __name__)
+householder_matrix = device_version(cpu.householder_matrix, __name__, _norm=_norm,
+                                    _reflector_dot=_reflector_dot)
+householder_product_matrix = device_version(cpu.householder_product_matrix, __name__,
+                                            _reflector_dot=_reflector_dot)
 
 _ON_DEVICE = {cpu.cholesky_matrix: cholesky_matrix,
               cpu.triangular_solve_matrix: triangular_solve_matrix, cpu.lu_matrix: lu_matrix,

@@ -11,29 +11,19 @@ keys too (numba_backend/cuda/rules.py)."""
 
 import math
 
-from numba import cuda
-
 from refimpl import prng, random
 from refimpl.config import config
 from refimpl.lax import elementwise, indexing
 from numba_backend.cuda import indexing as _indexing  # noqa: F401 (gather's and scatter's rules)
+from numba_backend.cuda.kernels import device_version
 from numba_backend.cuda.lower import CUDA_KEY_RULES, CUDA_RULES
 from numba_backend.lower import KEY_RULES, RULES
 from numba_backend.rules import prng as cpu
 from numba_backend.rules.prng import broadcast_flat, physical
 
 
-def _for_device(fn):
-  """The device function of this module compiled from the Python of `fn`, a
-  CPU rule's Numba function that takes arrays (the simulator runs its
-  Python on its arrays: it calls no other function taking arrays)."""
-  device = cuda.jit(device=True)(fn.py_func)
-  device.__module__ = __name__
-  return device
-
-
-legacy_pair = _for_device(cpu.legacy_pair)
-same_words = _for_device(cpu.same_words)
+legacy_pair = device_version(cpu.legacy_pair, __name__)
+same_words = device_version(cpu.same_words, __name__)
 
 
 def _named(ctx, source):

@@ -12,10 +12,11 @@ so the results are the reference's bit for bit, deterministically."""
 
 from numba import cuda
 
+from numba_backend.cuda.kernels import device_version
 from numba_backend.cuda.lower import CUDA_RULES
 from numba_backend.rules import sorting as cpu
 
-_sort_line = cuda.jit(device=True)(cpu.sort_line.py_func)
+_sort_line = device_version(cpu.sort_line, __name__)
 
 
 @cuda.jit(device=True)

@@ -18,6 +18,7 @@ import refimpl.numpy as jnp
 from refimpl import lax
 from numba_backend.lower import LoweringError
 from conformance import strategies as cst
+from tests.numba_backend.ptx import compiled_ptx, instructions
 from tests.numba_backend.test_elementwise import run_x64
 from tests.numba_backend.test_indexing import (OPERAND_AND_INDEX_DTYPES, ROW_SCATTER, check,
                                                rank2_case, rank2_program)
@@ -199,7 +200,7 @@ def test_cumulative_reductions_and_reduce_match_the_reference(name, shape, data)
 
 def _step(x, i):
   """A loop body on the carry x at step i (a traced integer)."""
-  return jnp.where(x > 0, jnp.sin(x) * x.dtype.type(2), x - i.astype(x.dtype)) + x[..., :1]
+  return jnp.where(x > 0, jnp.sin(x) * x.dtype.type(2), x - i.astype(x.dtype)) + jnp.max(x)
 
 
 _CONTROL_FLOW = {
@@ -214,8 +215,8 @@ _CONTROL_FLOW = {
                                                           c[1] + 1), (v, 0))),
     "scan": lambda x: lax.scan(lambda c, xi: (_step(c, np.int32(3)) * xi, (c, jnp.sum(xi))),
                                x[0], x),
-    "reverse scan": lambda x: lax.scan(lambda c, xi: (c + xi[0], c * xi), x[0, 0], x,
-                                       reverse=True),
+    "reverse scan": lambda x: lax.scan(lambda c, xi: (c + jnp.sum(xi), c * xi),
+                                       x.reshape(-1)[0], x, reverse=True),
     "checkpointed grad": jax.grad(lambda x: jnp.sum(jax.checkpoint(
         lambda x: lax.fori_loop(0, 2, lambda i, x: jnp.sin(x) * x, x))(x.astype(jnp.float32)))),
     "callbacks": lambda x: jax.pure_callback(
@@ -439,11 +440,7 @@ print(json.dumps({"compiled": compiled, "failed": failed, "f64": f64, "externs":
 
 
 def test_every_elementwise_primitive_compiles_to_ptx():
-  env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-  done = subprocess.run([sys.executable, "-c", _PTX_SWEEP], env=env, capture_output=True,
-                        text=True, timeout=900)
-  assert done.returncode == 0, done.stderr[-3000:]
-  found = json.loads(done.stdout.splitlines()[-1])
+  found = compiled_ptx(_PTX_SWEEP, timeout=900)
   assert not found["failed"], found["failed"]
   # every kernel links on a device: it calls no function outside itself (a
   # host library's); the primitives that would are refused, on complex numbers
@@ -459,36 +456,27 @@ def test_every_elementwise_primitive_compiles_to_ptx():
     assert found["f64"].get(f"{name}/float32") is False, name
 
 
-def _instructions(ptx, suffix):
-  """The PTX instructions of `ptx` (not its directives) that name the type `suffix`."""
-  return [line for line in ptx.splitlines()
-          if suffix in line and not line.lstrip().startswith((".", "//"))]
-
 
 def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
-  env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-  done = subprocess.run([sys.executable, "-c", _PTX_CHECK], env=env, capture_output=True,
-                        text=True, timeout=600)
-  assert done.returncode == 0, done.stderr[-3000:]
-  found = json.loads(done.stdout.splitlines()[-1])
+  found = compiled_ptx(_PTX_CHECK)
   for name, kernels in found.items():
     assert kernels, name   # each program launched kernels, each compiled
     for kernel, ptx in kernels:
       assert ".target sm_90" in ptx and ".entry" in ptx, (name, kernel)
   # float32 arithmetic stays float32; float32 transcendentals are float64
   # functions rounded (the reference's bits), as are max and min (exactly)
-  assert not any(_instructions(ptx, ".f64") for _, ptx in found["arithmetic"])
-  assert any(_instructions(ptx, ".f64") for _, ptx in found["transcendental"])
+  assert not any(instructions(ptx, ".f64") for _, ptx in found["arithmetic"])
+  assert any(instructions(ptx, ".f64") for _, ptx in found["transcendental"])
   # a product that the reference rounds before adding (it is also an
   # output) is not fused into an fma by NVVM (whose default fuses it)
   kernels = [ptx for _, ptx in found["uncontracted"]]
-  assert any(_instructions(ptx, "mul.rn.f32") for ptx in kernels)
-  assert not any(_instructions(ptx, "fma") for ptx in kernels)
+  assert any(instructions(ptx, "mul.rn.f32") for ptx in kernels)
+  assert not any(instructions(ptx, "fma") for ptx in kernels)
   # gather and scatter index on the device with nothing called outside the kernel
   assert not any(".extern .func" in ptx for _, ptx in found["indexing"])
   # the loops' bodies, and the copies of the carries and ys (store_row)
   assert {"_store_row", "kernel0"} <= {kernel for kernel, _ in found["control flow"]}
-  assert not any(_instructions(ptx, ".f64") for _, ptx in found["control flow"] + found["masks"])
+  assert not any(instructions(ptx, ".f64") for _, ptx in found["control flow"] + found["masks"])
 
 
 # --- device arrays -------------------------------------------------------------------------

@@ -3,11 +3,7 @@ reference (NumPy's pocketfft in complex128): within the bound that
 numba_backend/cuda/fft.py states, NaN wherever the reference is not finite;
 and its kernels compiled to PTX for compute capability 9.0."""
 
-import json
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,6 +13,7 @@ import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import lax
 from refimpl.lax import FftType
+from tests.numba_backend.ptx import compiled_ptx, instructions
 
 LENGTHS = [0, 1, 2, 3, 5, 8, 12, 17]
 
@@ -183,18 +180,9 @@ print(json.dumps(found))
 """
 
 
-def _instructions(ptx, what):
-  """The PTX instructions of `ptx` (not its directives) that name `what`."""
-  return [line for line in ptx.splitlines()
-          if what in line and not line.lstrip().startswith((".", "//"))]
-
 
 def test_fft_kernels_compile_to_ptx_for_compute_capability_9():
-  env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-  done = subprocess.run([sys.executable, "-c", _PTX_CHECK], env=env, capture_output=True,
-                        text=True, timeout=600)
-  assert done.returncode == 0, done.stderr[-3000:]
-  found = json.loads(done.stdout.splitlines()[-1])
+  found = compiled_ptx(_PTX_CHECK)
   assert len(found) == 5
   for name, kernels in found.items():
     assert len(kernels) == (1 if name == "RFFT/float32" else 2), name   # a kernel a transform
@@ -202,5 +190,5 @@ def test_fft_kernels_compile_to_ptx_for_compute_capability_9():
       assert ".target sm_90" in ptx and ".entry" in ptx, (name, kernel)
       assert ".extern .func" not in ptx, (name, kernel)   # nothing called outside the kernel
       # float64 sums of products rounded twice, for every dtype (the algorithm's), no fma
-      assert _instructions(ptx, "mul.rn.f64") or _instructions(ptx, "mul.f64"), (name, kernel)
-      assert not _instructions(ptx, "fma"), (name, kernel)
+      assert instructions(ptx, "mul.rn.f64") or instructions(ptx, "mul.f64"), (name, kernel)
+      assert not instructions(ptx, "fma"), (name, kernel)

@@ -5,10 +5,6 @@ singular matrices, empty dimensions and batches), tridiagonal_solve within
 the LAPACK tolerance of docs/backends.md; and their kernels compiled to PTX."""
 
 import functools
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,6 +16,7 @@ from refimpl import dtypes
 from refimpl.lax import linalg
 from conformance import strategies as cst
 from tests.numba_backend.test_linalg import assert_same, batches, matrices, square_matrices
+from tests.numba_backend.ptx import compiled_ptx
 
 DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64)]
 SETTINGS = settings(max_examples=3, deadline=None)
@@ -230,11 +227,7 @@ print(json.dumps(found))
 
 
 def test_decomposition_kernels_compile_to_ptx_for_compute_capability_9():
-  env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-  done = subprocess.run([sys.executable, "-c", _PTX_CHECK], env=env, capture_output=True,
-                        text=True, timeout=600)
-  assert done.returncode == 0, done.stderr[-3000:]
-  found = json.loads(done.stdout.splitlines()[-1])
+  found = compiled_ptx(_PTX_CHECK)
   for name, kernels in found.items():
     assert kernels, name
     for kernel, ptx in kernels:

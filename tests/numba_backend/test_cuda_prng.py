@@ -6,11 +6,6 @@ and bit widths, for raw and typed keys, in both threefry modes
 operations, indexing, select and comparisons; and the kernels compiled to
 PTX for compute capability 9.0 hash in 32-bit integer arithmetic."""
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -21,6 +16,7 @@ import refimpl.numpy as jnp
 from tests.numba_backend.test_elementwise import run_x64
 from tests.numba_backend.test_prng import (GOLDEN, MODES, key_operations, primitives,
                                            seed_values, sizes, uint32s)
+from tests.numba_backend.ptx import compiled_ptx, instructions
 
 SETTINGS = settings(max_examples=6, deadline=None)
 
@@ -224,28 +220,19 @@ print(json.dumps(found))
 """
 
 
-def _instructions(ptx, suffix):
-  """The PTX instructions of `ptx` (not its directives) that name `suffix`."""
-  return [line for line in ptx.splitlines()
-          if suffix in line and not line.lstrip().startswith((".", "//"))]
-
 
 def test_kernels_compile_to_ptx_and_hash_in_32_bit_integers():
-  env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-  done = subprocess.run([sys.executable, "-c", _PTX_CHECK], env=env, capture_output=True,
-                        text=True, timeout=600)
-  assert done.returncode == 0, done.stderr[-3000:]
-  found = json.loads(done.stdout.splitlines()[-1])
+  found = compiled_ptx(_PTX_CHECK)
   for name, kernels in found.items():
     assert kernels, name
     for kernel, ptx in kernels:
       assert ".target sm_90" in ptx and ".entry" in ptx, (name, kernel)
       assert ".extern .func" not in ptx, (name, kernel)   # nothing called outside it
-      assert not _instructions(ptx, ".f64") and not _instructions(ptx, ".f32"), (name, kernel)
+      assert not instructions(ptx, ".f64") and not instructions(ptx, ".f32"), (name, kernel)
     # threefry's rounds are 32-bit: each hash's 20 rotations are 32-bit
     # funnel shifts, its 20 xors 32-bit xors (the 64-bit ones are indices')
-    hashes = [ptx for _, ptx in kernels if _instructions(ptx, "shf.l.wrap.b32")]
+    hashes = [ptx for _, ptx in kernels if instructions(ptx, "shf.l.wrap.b32")]
     assert bool(hashes) == (name.split("/")[0] not in ("seed", "iota_2x32_shape")), name
     for ptx in hashes:
-      rotations = len(_instructions(ptx, "shf.l.wrap.b32"))
-      assert rotations % 20 == 0 and len(_instructions(ptx, "xor.b32")) >= rotations, name
+      rotations = len(instructions(ptx, "shf.l.wrap.b32"))
+      assert rotations % 20 == 0 and len(instructions(ptx, "xor.b32")) >= rotations, name

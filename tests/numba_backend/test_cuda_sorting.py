@@ -3,11 +3,6 @@ numba's CUDA simulator against the reference bit for bit (every element
 where the reference puts it: signs of zero, NaN payloads), and their
 kernels compiled to PTX for compute capability 9.0."""
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 from hypothesis import given, settings, strategies as st
 import pytest
@@ -16,6 +11,7 @@ import refimpl as jax
 from refimpl import dtypes, lax
 from conformance import strategies as cst
 from tests.numba_backend.test_elementwise import run_x64
+from tests.numba_backend.ptx import compiled_ptx, instructions
 
 DTYPES = [np.float32, np.float64, np.float16, dtypes.bfloat16, np.int32, np.uint32,
           np.complex64, np.bool_]
@@ -118,18 +114,9 @@ print(json.dumps(found))
 """
 
 
-def _instructions(ptx, suffix):
-  """The PTX instructions of `ptx` (not its directives) that name the type `suffix`."""
-  return [line for line in ptx.splitlines()
-          if suffix in line and not line.lstrip().startswith((".", "//"))]
-
 
 def test_sorting_kernels_compile_to_ptx_for_compute_capability_9():
-  env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-  done = subprocess.run([sys.executable, "-c", _PTX_CHECK], env=env, capture_output=True,
-                        text=True, timeout=600)
-  assert done.returncode == 0, done.stderr[-3000:]
-  found = json.loads(done.stdout.splitlines()[-1])
+  found = compiled_ptx(_PTX_CHECK)
   for name, kernels in found.items():
     assert len(kernels) >= 8, name   # keys, permutations, values and indices
     for kernel, ptx in kernels:
@@ -137,4 +124,4 @@ def test_sorting_kernels_compile_to_ptx_for_compute_capability_9():
       # the merge sort and the keys call nothing outside the kernel
       assert ".extern .func" not in ptx, (name, kernel)
   # float32 keys are the floats' bits: no float64 instruction
-  assert not any(_instructions(ptx, ".f64") for _, ptx in found["float32"])
+  assert not any(instructions(ptx, ".f64") for _, ptx in found["float32"])

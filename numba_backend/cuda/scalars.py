@@ -3,6 +3,10 @@ with `fma` a Numba function rather than an intrinsic, so that kernels call it
 in numba's CUDA simulator too (which runs their Python), as they call the
 others."""
 
+import numpy as np
+from numba import config
+
+from numba_backend import scalars
 from numba_backend.scalars import *  # noqa: F401,F403 (the programs name them as S.<name>)
 from numba_backend.scalars import fma as _fma, scalar_jit
 
@@ -12,3 +16,19 @@ def fma(a, b, c):
   """a * b + c rounded once."""
   return _fma(a, b, c)
 
+
+def _typed(fn, result):
+  """`fn` (a Numba function), its Python int results as NumPy's `result` type."""
+  def typed(*args):
+    return result(fn(*args))
+  typed.__name__, typed.__doc__ = fn.__name__, fn.__doc__
+  return typed
+
+
+if config.ENABLE_CUDASIM:
+  # The simulator runs the kernels' Python, calling Numba's CPU functions,
+  # which return their 64-bit integer results as Python ints: a caller's cast
+  # to a narrower integer would raise where the compiled cast keeps the low bits.
+  shift_left = _typed(scalars.shift_left, np.uint64)
+  shift_right_logical = _typed(scalars.shift_right_logical, np.uint64)
+  shift_right_arithmetic = _typed(scalars.shift_right_arithmetic, np.int64)

@@ -125,6 +125,21 @@ def test_shape_and_slicing_programs_match_the_reference(program):
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from([np.int8, np.int32, np.uint32, np.uint8]), st.data())
+def test_integer_shifts_and_ldexp_keep_their_low_bits(dtype, data):
+  """Shifts whose uint64 results the kernels cast to narrower integers
+  (keeping the low bits), out-of-range amounts, and ldexp built on them."""
+  x = data.draw(cst.arrays(dtype, (6,)))
+  y = data.draw(cst.arrays(dtype, (6,)))
+  f = lambda x, y: (lax.shift_left(x, y), lax.shift_right_logical(x, y),
+                    lax.shift_right_arithmetic(x, y),
+                    jnp.ldexp(x.astype(jnp.float32) * 1.5, y.astype(jnp.int32) * 37))
+  got, want = jax.jit(f, backend="numba-cuda")(x, y), jax.jit(f, backend="reference")(x, y)
+  for g, w in zip(got, want):
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
 def test_rank0_values_and_literals():
   f = jax.jit(lambda x, s: jnp.exp(x * s + 2.0) - s, backend="numba-cuda")
   x = np.linspace(-2, 2, 7).astype(np.float32)

@@ -23,16 +23,21 @@ _ptx = None   # while compiling_to_ptx: its list of (kernel name, PTX)
 
 def launch(kernel, count, *args):
   """Runs `kernel` on `args` by threads covering `count` independent
-  iterations (its grid-stride loop covers what a launch's blocks do not),
-  compiled (at its first launch for these types) without contraction."""
+  iterations (its grid-stride loop covers what a launch's blocks do not)."""
+  launch_grid(kernel, int(min(max(-(-int(count) // THREADS), 1), _MAX_BLOCKS)), THREADS, *args)
+
+
+def launch_grid(kernel, blocks, threads, *args):
+  """Runs `kernel` on `args` with `blocks` blocks (an int or a tuple of up
+  to three) of `threads` threads (likewise), compiled (at its first launch
+  for these types) without contraction."""
   with _without_contraction():
     if _ptx is not None:
       signature = tuple(numba.typeof(a) for a in args)
       _ptx.append((kernel.py_func.__name__,
                    cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))[0]))
       return
-    blocks = int(min(max(-(-int(count) // THREADS), 1), _MAX_BLOCKS))
-    kernel[blocks, THREADS](*args)
+    kernel[blocks, threads](*args)
 
 
 @contextlib.contextmanager

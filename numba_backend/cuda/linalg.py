@@ -3,13 +3,15 @@
 dot_general: a thread a result element, adding its products in ascending
 order of the contracted index from zero, in the contraction dtype (as the
 CPU's `batched_matmul`, whose bits it has; the CPU's BLAS products are
-within the tolerance docs/backends.md states).
+within the tolerance docs/backends.md states); a block of TILE x TILE
+threads computes a tile of the product, reading the operands' tiles into
+shared memory a TILE of the contracted index at a time (`tiled_matmul`).
 
 cholesky, triangular_solve, lu, lu_pivots_to_permutation, geqrf,
 householder_product and qr: the CPU's rules (`decomposition_rules`), whose
 loop over the matrices of a batch is here a kernel, a thread a matrix, each
 running the CPU's per-matrix function compiled for the device from the same
-Python (`_device`): the same operations in the same order, so the CPU's
+Python (`device_version`): the same operations in the same order, so the CPU's
 bits, deterministically; the scratch arrays a thread uses are allocated on
 the host, a run of them a matrix. Their pairwise sums (NumPy's, of squared
 moduli) walk NumPy's recursion with a stack of the thread's (`pairwise`).
@@ -25,6 +27,7 @@ import numpy as np
 from numba import cuda
 
 from refimpl.lax import linalg as lax
+from numba_backend.cuda import device as G
 from numba_backend.cuda.kernels import block_sum, device_version
 from numba_backend.cuda.lower import CUDA_RULES
 from numba_backend.lower import type_source
@@ -33,20 +36,60 @@ from numba_backend.rules.linalg import from_compute, matmul_operands
 from numba_backend.rules.reductions import first_half
 
 
+TILE = 16
+"""The side of the square tiles of dot_general's product and operands a block holds."""
+
+_TILED = {}   # the contraction dtype -> its kernel
+
+
+def _tiled_kernel(dtype):
+  """The kernel of `tiled_matmul` for operands of the NumPy dtype `dtype`."""
+  if dtype not in _TILED:
+    scalar = dtype.type
+
+    @cuda.jit
+    def tiled(a, b, out, batch, m, depth, n, zero):
+      left = cuda.shared.array((TILE, TILE), dtype)
+      right = cuda.shared.array((TILE, TILE), dtype)
+      y, x = cuda.threadIdx.y, cuda.threadIdx.x
+      i, j = cuda.blockIdx.y * TILE + y, cuda.blockIdx.x * TILE + x
+      for p in range(cuda.blockIdx.z, batch, cuda.gridDim.z):
+        acc = zero
+        for start in range(0, depth, TILE):
+          k = start + x   # (this thread's element of the left tile, then of the right)
+          left[y, x] = a[(p * m + i) * depth + k] if i < m and k < depth else zero
+          k = start + y
+          right[y, x] = b[(p * depth + k) * n + j] if k < depth and j < n else zero
+          cuda.syncthreads()
+          for t in range(min(TILE, depth - start)):
+            acc = scalar(acc + scalar(left[y, t] * right[t, x]))
+          cuda.syncthreads()
+        if i < m and j < n:
+          out[(p * m + i) * n + j] = acc
+
+    _TILED[dtype] = tiled
+  return _TILED[dtype]
+
+
+def tiled_matmul(a, b, out, batch, m, depth, n, zero):
+  """out[p, i, j] = the sum over k of a[p, i, k] * b[p, k, j] (flat arrays
+  of one dtype, (batch, m, depth), (batch, depth, n), (batch, m, n)), added
+  in ascending k from `zero`, each product and sum rounded to the dtype:
+  blocks of TILE x TILE threads over the tiles of each product (the third
+  axis of the grid over the batch)."""
+  if out.size:
+    grid = (-(-n // TILE), -(-m // TILE), min(batch, 65535))
+    G.launch_grid(_tiled_kernel(out.dtype), grid, (TILE, TILE), a, b, out, batch, m, depth, n,
+                  zero)
+
+
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
   (out_aval,) = ctx.avals_out
-  a, b, (batch, m, depth, n), compute = matmul_operands(ctx, lhs, rhs, dimension_numbers)
-  out, count = ctx.fresh(), math.prod(out_aval.shape)
-  ctx.emit(f"{out} = {ctx.lowering.allocation(ctx.dim(count), type_source(compute))}")
-  m, depth, n, zero = ctx.dim(m), ctx.dim(depth), ctx.dim(n), ctx.lowering.const(0, compute)
-  t, p, i, j, k, acc = (ctx.fresh(x) for x in "tpijka")
-  with ctx.lowering.elements(t, ctx.dim(count)):
-    ctx.emit(f"{p}, {i}, {j} = {t} // ({m} * {n}), ({t} // {n}) % {m}, {t} % {n}")
-    ctx.emit(f"{acc} = {zero}")
-    with ctx.lowering.block(f"for {k} in range({depth}):"):
-      product = f"{a}[({p} * {m} + {i}) * {depth} + {k}] * {b}[({p} * {depth} + {k}) * {n} + {j}]"
-      ctx.emit(f"{acc} = {type_source(compute)}({acc} + {type_source(compute)}({product}))")
-    ctx.emit(f"{out}[{t}] = {acc}")
+  a, b, sizes, compute = matmul_operands(ctx, lhs, rhs, dimension_numbers)
+  out, size = ctx.fresh(), ctx.dim(math.prod(out_aval.shape))
+  ctx.emit(f"{out} = {ctx.lowering.allocation(size, type_source(compute))}")
+  ctx.emit(f"{ctx.function(tiled_matmul)}({a}, {b}, {out}, {', '.join(map(ctx.dim, sizes))}, "
+           f"{ctx.lowering.const(0, compute)})")
   return from_compute(ctx, out, compute, out_aval)
 
 

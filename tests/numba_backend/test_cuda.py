@@ -295,6 +295,23 @@ def test_dot_general_matches_the_cpu_backend_bit_for_bit(data):
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
+@pytest.mark.parametrize("sizes", [(1, 17, 33, 18), (2, 16, 16, 16), (3, 1, 40, 2)])
+def test_tiled_products_add_in_ascending_order(sizes):
+  """Products across several tiles of TILE = 16 (and a batch): each result
+  element adds its products in ascending k from zero, rounding each product
+  and each sum to float32 (NumPy, step by step), -0.0, inf and NaN included."""
+  batch, m, depth, n = sizes
+  rng = np.random.default_rng(depth)
+  a = (rng.standard_normal((batch, m, depth)) * 1e3).astype(np.float32)
+  b = (rng.standard_normal((batch, depth, n)) * 1e3).astype(np.float32)
+  a[..., 0], b[0, -1, 0], a[0, 0, -1] = -0.0, np.inf, 3e38
+  want = np.zeros((batch, m, n), np.float32)
+  for k in range(depth):
+    want = (want + a[:, :, k:k + 1] * b[:, k:k + 1, :]).astype(np.float32)
+  got = jax.jit(jnp.matmul, backend="numba-cuda")(a, b)
+  np.testing.assert_array_equal(np.asarray(got), want)
+
+
 @pytest.mark.parametrize("dtype,index_dtype", OPERAND_AND_INDEX_DTYPES[::2],
                          ids=lambda d: np.dtype(d).name)
 @settings(max_examples=8, deadline=None)
@@ -491,6 +508,9 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
   assert not any(".extern .func" in ptx for _, ptx in found["indexing"])
   # the loops' bodies, and the copies of the carries and ys (store_row)
   assert {"_store_row", "kernel0"} <= {kernel for kernel, _ in found["control flow"]}
+  # products by tiles in shared memory
+  tiled = [ptx for kernel, ptx in found["matmul"] if kernel == "tiled"]
+  assert len(tiled) == 2 and all(".shared" in ptx and "bar.sync" in ptx for ptx in tiled)
   assert not any(instructions(ptx, ".f64") for _, ptx in found["control flow"] + found["masks"])
 
 

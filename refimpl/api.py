@@ -250,24 +250,39 @@ class _EagerCall:
   (machinery: the results are those of tracing again, finding the trace
   in the cache and binding jit_p eagerly)."""
 
-  __slots__ = ("program", "consts", "out_avals", "out_tree", "device")
+  __slots__ = ("program", "consts", "in_avals", "out_avals", "out_tree", "leaf", "device",
+               "generation")
 
-  def __init__(self, closed, backend, out_tree):
+  def __init__(self, closed, backend, out_tree, in_avals, generation):
     self.program = jit_p._compile(closed, backend)
     self.consts = [core.to_numpy(c) for c in closed.consts]
-    self.out_avals, self.out_tree = closed.out_avals, out_tree
+    self.in_avals, self.out_avals, self.out_tree = in_avals, closed.out_avals, out_tree
+    self.leaf = tree_util.treedef_is_leaf(out_tree) and out_tree.num_leaves == 1
     self.device = backends.device_backend(backend) is not None
+    self.generation = generation
+
+  def matches(self, args):
+    """Whether a call on `args` is this call, without computing its key:
+    Arrays of the same avals, outside every transformation and named axis,
+    in the settings it was last found for (`config.generation`: no global
+    value changed since, and no context manager's block is active, whose
+    values the generation does not cover)."""
+    if (self.generation is None or config.generation() != self.generation
+        or not core.evaluating_eagerly() or len(args) != len(self.in_avals)):
+      return False
+    array = core._array_type()
+    for a, aval in zip(args, self.in_avals):
+      if type(a) is not array or (a._aval is not aval and a.aval != aval):
+        return False
+    return True
 
   def __call__(self, args):
-    values = [core.to_data(a) for a in args] if self.device else [a._value for a in args]
-    outs = _run_program(self.program, self.consts, values)
-    return tree_util.tree_unflatten(self.out_tree, [
-        core._result_array(jit_p, out, aval, values) for out, aval in zip(outs, self.out_avals)])
-
-
-@np.errstate(all="ignore")  # as jit_p's impl runs: NaN/inf results are values, not warnings
-def _run_program(program, consts, values):
-  return program(*consts, *values)
+    values = ([core.to_data(a) for a in args] if self.device
+              else [a._contiguous_value() for a in args])
+    outs = self.program(*self.consts, *values)
+    results = [core._result_array(jit_p, out, aval, values)
+               for out, aval in zip(outs, self.out_avals)]
+    return results[0] if self.leaf else tree_util.tree_unflatten(self.out_tree, results)
 
 
 _eager_calls = weakref.WeakKeyDictionary()   # fun -> {_eager_key: _EagerCall}
@@ -286,6 +301,7 @@ class JitFunction:
     self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
     self.__doc__ = getattr(fun, "__doc__", None)
     self.__wrapped__ = fun
+    self._last_call = None   # the _EagerCall of the last eager call, tried first
 
   def __repr__(self):
     return f"<jitted function {self.__name__}>"
@@ -361,20 +377,27 @@ class JitFunction:
     return entry[0], in_tree, entry[1], leaves
 
   def __call__(self, *args, **kwargs):
+    last = self._last_call
+    if last is not None and not kwargs and last.matches(args):
+      return last(args)
     if config.jax_disable_jit:
       return self.fun(*args, **kwargs)
+    generation = config.generation()
     eager = None if kwargs or self.static_argnums or self.static_argnames else \
         self._eager_key(args)
     if eager is not None:
       call = _eager_calls.get(self.fun, _NO_CALLS).get(eager)
       if call is not None:
+        call.generation = generation   # (its key says it is the call under these settings)
+        self._last_call = call
         return call(args)
     closed, _, out_tree, leaves = self._trace(args, kwargs)
     closed, tracer_consts = pe.split_tracer_consts(closed)
     outs = jit_p.bind(*tracer_consts, *leaves, jaxpr=closed, name=self.__name__,
                       backend=self.backend)
     if eager is not None and not tracer_consts:
-      _eager_calls.setdefault(self.fun, {})[eager] = _EagerCall(closed, eager[0], out_tree)
+      call = _EagerCall(closed, eager[0], out_tree, eager[3:], generation)
+      _eager_calls.setdefault(self.fun, {})[eager] = self._last_call = call
     return tree_util.tree_unflatten(out_tree, outs)
 
   def _eager_key(self, args):
@@ -415,6 +438,7 @@ class JitFunction:
     """Forgets the cached traces of this function."""
     _trace_cache.pop(self.fun, None)
     _eager_calls.pop(self.fun, None)
+    config.changed()   # (other jit objects of this function remember their last call)
 
   def _cache_size(self):
     return len(_trace_cache.get(self.fun, {}))
@@ -685,6 +709,7 @@ def clear_caches():
   _eager_calls.clear()
   jit_p._compiled.clear()
   jit_p._programs.clear()
+  config.changed()   # (jit objects remember their last call)
 
 
 def eval_shape(fun, *args, **kwargs):

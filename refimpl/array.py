@@ -57,12 +57,31 @@ class Array(ArrayMethods, core.ConcreteArray):
     self._weak_type = bool(weak_type)
     self._aval = None
 
+  @classmethod
+  def _owning(cls, data, aval):
+    """The Array of read-only NumPy `data` of `aval`'s shape and dtype, owning
+    it (machinery: `__init__` less its checks, for a program's results)."""
+    array = cls.__new__(cls)
+    array._host, array._buffer, array._weak_type, array._aval = data, None, aval.weak_type, aval
+    return array
+
   @property
   def _value(self):
     """The read-only NumPy data (copied from the device buffer the first time)."""
     host = self._host
     if host is None:
       host = np.asarray(self._buffer)
+      host.flags.writeable = False
+      self._host = host
+    return host
+
+  def _contiguous_value(self):
+    """The read-only NumPy data, C-contiguous: data that is not (a broadcast,
+    a transposed view) is copied once and kept, for the programs jit calls
+    repeatedly on this Array (a backend's compiled code takes contiguous data)."""
+    host = self._value
+    if not host.flags.c_contiguous:
+      host = np.ascontiguousarray(host)
       host.flags.writeable = False
       self._host = host
     return host

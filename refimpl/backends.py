@@ -9,7 +9,10 @@ come first among the inputs, so a program closing over new values of the
 same types reuses the compiled callable. The arrays are *physical data*, of
 standard dtypes only: an input or output of type `key<fry>[*S]` is its key
 data `uint32[*S, 2]`, one of type `float0[*S]` is `bool[*S]` zeros, any other
-is of its own type (`core.physical_aval`). `reference`, the
+is of its own type (`core.physical_aval`). A program's NaN and infinite
+results are values, as the reference rules' are: it must not warn of them
+(a program computing with NumPy runs under `np.errstate(all="ignore")`,
+as the reference backend's does). `reference`, the
 jaxpr interpreter, is always present and is the default. Select one with
 `config.update("backend", name)`, the `REFIMPL_BACKEND` environment variable,
 or `jit(f, backend=name)`.
@@ -30,7 +33,10 @@ import importlib
 import operator
 import os
 
+import numpy as np
+
 from refimpl import core
+from refimpl.config import config
 from refimpl.interpreters.eval import run_jaxpr
 
 ENTRY_POINT_GROUP = "refimpl.backends"
@@ -52,6 +58,7 @@ def register_backend(name, compile, devices=None):
     _DEVICES[name] = devices
   else:
     _DEVICES.pop(name, None)
+  config.changed()   # the programs compiled under this name are not its programs now
 
 
 def device_backend(name):
@@ -125,6 +132,7 @@ def compile_reference(closed_jaxpr):
   rules, as a compiled program (`refimpl.interpreters.eval.run_jaxpr`), on
   the NumPy data the rules hold, converted from and to physical data at the
   boundary (`core.to_physical_program`)."""
+  @np.errstate(all="ignore")   # (as a decorator: thread-safe, set and reset per call)
   def run(*args):
     if type(core.current_trace()) is core.EvalTrace:
       return run_jaxpr(closed_jaxpr, *args)

@@ -53,6 +53,8 @@ class Config:
         "jax_high_dynamic_range_gumbel": False,
         "backend": os.environ.get("REFIMPL_BACKEND", "reference"),
     }
+    self._generation = 0   # counts the global changes (`changed`)
+    self._checks_floats = self._values["jax_debug_nans"] or self._values["jax_debug_infs"]
 
   def _check_name(self, name):
     if name not in self._values:
@@ -66,6 +68,20 @@ class Config:
     self._check_name(name)
     _check_value(name, value)
     self._values[name] = value
+    self._checks_floats = self._values["jax_debug_nans"] or self._values["jax_debug_infs"]
+    self.changed()
+
+  def changed(self):
+    """Notes a change of the global values, or of anything else that what
+    was cached under them depends on (a backend registered again, the
+    caches cleared): `generation` will differ."""
+    self._generation += 1
+
+  def generation(self):
+    """A number that stays the same while no global value changes
+    (`changed`), for a cache of the results of the current settings; None
+    inside a context manager's block (the thread's own values)."""
+    return None if _context.values else self._generation
 
   def read(self, name):
     """The value of option `name` in the current thread."""
@@ -95,11 +111,12 @@ class Config:
   @property
   def checking_floats(self):
     """Whether `jax_debug_nans` or `jax_debug_infs` is on in the current thread."""
-    local, values = _context.values, self._values
-    if local:
-      values = {name: local.get(name, values[name])
-                for name in ("jax_debug_nans", "jax_debug_infs")}
-    return values["jax_debug_nans"] or values["jax_debug_infs"]
+    local = _context.values
+    if not local:
+      return self._checks_floats   # (read on every operation)
+    values = self._values
+    return (local.get("jax_debug_nans", values["jax_debug_nans"])
+            or local.get("jax_debug_infs", values["jax_debug_infs"]))
 
   def trace_state(self):
     """The current thread's values of the options that change what tracing

@@ -179,7 +179,8 @@ def to_numpy(x):
   if type(x) is np.ndarray and _numpy_value_dtype(x.dtype, config.jax_enable_x64) is x.dtype:
     return x  # already data of its canonical dtype
   aval = get_aval(x)
-  return np.asarray(x, dtype=dtypes.numpy_dtype(aval.dtype))
+  with np.errstate(over="ignore"):   # (a float too large for its dtype is inf, as in JAX)
+    return np.asarray(x, dtype=dtypes.numpy_dtype(aval.dtype))
 
 
 class ConcreteArray:
@@ -377,6 +378,9 @@ def _result_array(primitive, out, aval, values):
   `values`, once checked against `aval` (from the shape rule) and, with
   debug_nans/debug_infs, for NaNs and infinities. A float0 result stays a
   NumPy array, as in JAX (float0 has no data, so there is no Array of it)."""
+  if (type(out) is np.ndarray and out.dtype == aval.dtype and out.dtype.kind != "V"
+      and out.shape == aval.shape and not out.flags.writeable and not config.checking_floats):
+    return _array_type()._owning(out, aval)   # (the common result: read-only, of its type, not float0)
   if aval.dtype == dtypes.float0:
     return np.zeros(aval.shape, dtypes.float0)
   if isinstance(out, DeviceBuffer):   # (a device backend's result: checked as it is)
@@ -516,6 +520,12 @@ _context = _TraceContext()
 
 def current_trace():
   return _context.trace
+
+
+def evaluating_eagerly():
+  """Whether operations run now, outside every transformation and named axis."""
+  context = _context
+  return type(context.trace) is EvalTrace and not context.axis_env
 
 
 class set_current_trace:  # noqa: N801 (used as a function)

@@ -112,3 +112,18 @@ def test_eager_calls_on_arrays_follow_every_setting(counting_backend):
   f.clear_cache()
   f(ints)
   assert len(traces) == 5   # ints, floats, ints with x64, under grad, after clearing
+  for name, value in [("jax_enable_x64", True), ("jax_debug_nans", True)]:   # set globally
+    assert f(ints).dtype == np.float32
+    jax.config.update(name, value)
+    try:
+      if name == "jax_enable_x64":
+        assert f(ints).dtype == np.float64
+      else:
+        with pytest.raises(FloatingPointError, match="op by op"):
+          f(floats)
+    finally:
+      jax.config.update(name, False)
+  f(ints)
+  jax.clear_caches()
+  f(ints)
+  assert len(traces) == 8   # x64 set globally, then for debug_nans (floats), after clearing all

@@ -11,6 +11,8 @@ copied to the device at each call and the results back to the host.
 
 import hashlib
 
+import numpy as np
+
 from refimpl import core
 from numba_backend import backend as cpu, cache, lower
 from numba_backend.cuda import (  # noqa: F401 (modules registering rules)
@@ -49,6 +51,7 @@ def compile(closed_jaxpr):
               *cpu._storage(v.aval)) for v in jaxpr.outvars]
   on_device = []   # the device copies of dims and constants, made at the first call
 
+  @np.errstate(all="ignore")   # (its host program computes with NumPy too)
   def run(*args):
     if not on_device:
       on_device.extend(map(device.to_device, [dims, *constants]))

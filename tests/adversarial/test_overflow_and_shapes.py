@@ -17,6 +17,7 @@ NumPy (wrap, or NumPy's own OverflowError).
 """
 
 from functools import partial
+import warnings
 
 import numpy as np
 import pytest
@@ -145,6 +146,13 @@ REFIMPL_CHOICES = [
 @pytest.mark.parametrize("case", CASES + REFIMPL_CHOICES, ids=lambda c: c.name)
 def test_case(case):
   check(case)
+
+
+def test_a_python_float_too_large_for_float32_is_inf_without_a_warning():
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    out = jnp.ones(3, jnp.float32) + 2.0**200
+  np.testing.assert_array_equal(out, np.full(3, np.inf, np.float32))
 
 
 def test_jit_argument_out_of_range():

@@ -333,9 +333,11 @@ WORKLOADS = {
                                          2 * s["t"] * s["n"] ** 2),
         bound=lambda run, s: _figures(
             "{ours} us a step (JAX {theirs}): a 128x128 matrix-vector product by the "
-            "loop of small products (16384 multiply-adds, under BLAS's threshold), which "
-            "reads the 64 KB matrix from the caches at each step, and a tanh over 128 "
-            "elements",
+            "loop of small products (under BLAS's threshold), each sum in ascending k with "
+            "its products rounded before they are added (no fused multiply-add): 16384 "
+            "multiplies and 16384 adds a step in vector registers, reading the 64 KB matrix "
+            "from the caches (each load straddling two cache lines where it is not 64-byte "
+            "aligned, about 1.4x slower on AVX-512); then a tanh over 128 elements",
             ours=run.per("scan RNN T=1000 H=128", s["t"], unit=1e-6),
             theirs=run.per("scan RNN T=1000 H=128", s["t"], "other", unit=1e-6))),
     "random.normal f32[1e7]": Workload(

@@ -17,8 +17,10 @@ order. IEEE rules hold: 0 * inf is NaN.
 import math
 
 import numpy as np
+from llvmlite import binding as llvm, ir
 from numba import types
-from numba.extending import overload
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 from numba.np.linalg import _LAPACK, _compute_singular_values, _dummy_liveness_func
 
 from refimpl import dtypes
@@ -37,39 +39,125 @@ _BLAS_WORK = 2**16
 operands' finiteness check cost less than they save."""
 
 
+_VECTORS = 8
+_VECTOR_BYTES = 64 if "+avx512f" in llvm.get_host_cpu_features().flatten() else 32
+"""`_column_block`'s accumulators: `_VECTORS` vectors of the host's widest registers."""
+
+
+@intrinsic
+def _column_block(typingctx, a, b, out, x, y, z, count, n):
+  """out[z + c] += a[x + k] * b[y + k * n + c] for k = 0, 1, ..., count - 1
+  in turn, for the `_VECTORS` * `lanes` columns c of a block (`lanes` the
+  elements of a vector of `_VECTOR_BYTES`; flat C-contiguous float arrays of one
+  dtype), the columns' sums held in vector registers through the k loop
+  (read from `out` once, written once): each lane multiplies and adds in
+  the order of the scalar loop, so the roundings are the same."""
+  if not (all(isinstance(t, types.Array) and t.ndim == 1 and t.layout == "C"
+              and isinstance(t.dtype, types.Float) for t in (a, b, out))
+          and a.dtype == b.dtype == out.dtype):
+    return None
+
+  def codegen(context, builder, signature, args):
+    arrays = [context.make_array(t)(context, builder, v).data
+              for t, v in zip(signature.args[:3], args[:3])]
+    x, y, z, count, n = [context.cast(builder, v, t, types.intp)
+                         for v, t in zip(args[3:], signature.args[3:])]
+    element = context.get_data_type(a.dtype)
+    lanes = _VECTOR_BYTES // context.get_abi_sizeof(element)
+    vector = ir.VectorType(element, lanes)
+
+    def pointer(data, i):
+      return builder.bitcast(builder.gep(data, [i]), vector.as_pointer())
+
+    def at(i, v):   # element i + v * lanes
+      return builder.add(i, ir.Constant(i.type, v * lanes))
+
+    sums = [cgutils.alloca_once_value(builder, builder.load(pointer(arrays[2], at(z, v)), align=1))
+            for v in range(_VECTORS)]
+    with cgutils.for_range(builder, count) as loop:
+      k = loop.index
+      factor = builder.load(builder.gep(arrays[0], [builder.add(x, k)]))
+      splat = builder.insert_element(ir.Constant(vector, None), factor, ir.Constant(ir.IntType(32), 0))
+      splat = builder.shuffle_vector(splat, ir.Constant(vector, None),
+                                     ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+      row = builder.add(y, builder.mul(k, n))
+      for v in range(_VECTORS):
+        product = builder.fmul(splat, builder.load(pointer(arrays[1], at(row, v)), align=1))
+        builder.store(builder.fadd(builder.load(sums[v]), product), sums[v])
+    for v in range(_VECTORS):
+      builder.store(builder.load(sums[v]), pointer(arrays[2], at(z, v)), align=1)
+    return context.get_dummy_value()
+
+  return types.none(a, b, out, x, y, z, count, n), codegen
+
+
 @kernel_jit
 def batched_matmul(a, b, out, sizes):
   """out[p, i, j] = sum over k (ascending) of a[p, i, k] * b[p, k, j], for
   flat row-major `a` (B, M, K), `b` (B, K, N) and zeroed `out` (B, M, N);
-  `sizes` is (B, M, K, N). Each pass over a row of `out` adds the products
-  of four rows of `b` in turn (a row read and written once for four k), by
-  unsigned indices, so that LLVM vectorizes it."""
+  `sizes` is (B, M, K, N), in blocks of 128 k by 256 j: the leading
+  columns of a block in vector registers (`_vector_columns`, real floats),
+  the rest by `_add_columns`."""
   batch, m, depth, n = sizes[0], sizes[1], sizes[2], sizes[3]
   for p in range(batch):
     for j0 in range(0, n, _COLUMNS):
-      width = np.uint64(min(_COLUMNS, n - j0))
+      width = min(_COLUMNS, n - j0)
       for k0 in range(0, depth, _ROWS):
         k1 = min(k0 + _ROWS, depth)
+        top = p * depth * n + j0   # b[p, 0, j0]
         for i in range(m):
-          row = np.uint64(((p * m + i) * n) + j0)   # out[p, i, j0]
-          x = a[(p * m + i) * depth:(p * m + i + 1) * depth]
-          k = k0
-          while k < k1:
-            b0 = np.uint64((p * depth + k) * n + j0)   # b[p, k, j0]
-            if k + 4 <= k1:
-              x0, x1, x2, x3 = x[k], x[k + 1], x[k + 2], x[k + 3]
-              b1 = b0 + np.uint64(n)
-              b2 = b1 + np.uint64(n)
-              b3 = b2 + np.uint64(n)
-              for j in range(np.uint64(0), width):
-                out[row + j] = (((out[row + j] + x0 * b[b0 + j]) + x1 * b[b1 + j])
-                                + x2 * b[b2 + j]) + x3 * b[b3 + j]
-              k += 4
-            else:
-              x0 = x[k]
-              for j in range(np.uint64(0), width):
-                out[row + j] += x0 * b[b0 + j]
-              k += 1
+          row, x = (p * m + i) * n + j0, (p * m + i) * depth   # out[p, i, j0], a[p, i, 0]
+          done = _vector_columns(a, b, out, x + k0, top + k0 * n, row, k1 - k0, n, width)
+          _add_columns(a[x:x + depth], b, out, row, top, k0, k1, n, done, width)
+
+
+def _vector_columns(a, b, out, x, y, z, count, n, width):
+  """`_column_block` over the leading columns [0, c) of `width`, c the most
+  a multiple of its block (of real floats; 0 for other dtypes); returns c."""
+
+
+@overload(_vector_columns)
+def _vector_columns_impl(a, b, out, x, y, z, count, n, width):
+  if not isinstance(out.dtype, types.Float):
+    return lambda a, b, out, x, y, z, count, n, width: 0
+  block = _VECTORS * (_VECTOR_BYTES * 8 // out.dtype.bitwidth)   # columns
+
+  def columns(a, b, out, x, y, z, count, n, width):
+    done = 0
+    while done + block <= width:
+      _column_block(a, b, out, x, y + done, z + done, count, n)
+      done += block
+    return done
+
+  return columns
+
+
+@kernel_jit
+def _add_columns(x, b, out, row, top, k0, k1, n, start, stop):
+  """out[row + j] += x[k] * b[top + k * n + j] for j in [start, stop), k
+  from k0 to k1 - 1 in turn: each pass over the columns adds the products
+  of four rows of `b` (out's row read and written once for four k), by
+  unsigned indices, so that LLVM vectorizes it."""
+  if start >= stop:
+    return
+  row = np.uint64(row)
+  k = k0
+  while k < k1:
+    b0 = np.uint64(top + k * n)   # b[.., k, 0]
+    if k + 4 <= k1:
+      x0, x1, x2, x3 = x[k], x[k + 1], x[k + 2], x[k + 3]
+      b1 = b0 + np.uint64(n)
+      b2 = b1 + np.uint64(n)
+      b3 = b2 + np.uint64(n)
+      for j in range(np.uint64(start), np.uint64(stop)):
+        out[row + j] = (((out[row + j] + x0 * b[b0 + j]) + x1 * b[b1 + j])
+                        + x2 * b[b2 + j]) + x3 * b[b3 + j]
+      k += 4
+    else:
+      x0 = x[k]
+      for j in range(np.uint64(start), np.uint64(stop)):
+        out[row + j] += x0 * b[b0 + j]
+      k += 1
 
 
 def _exponents(x):

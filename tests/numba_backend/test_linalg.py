@@ -143,23 +143,28 @@ def test_dot_general_by_blas(dtype, special):
                      np.einsum("bmk,kbn->bmn", _abs_finite(x), _abs_finite(y)), 50, "blas")
 
 
-@pytest.mark.parametrize("batch, m, depth, n", [(2, 1, 128, 128), (2, 3, 263, 258), (2, 2, 7, 3)])
-def test_matmul_loop_sums_in_ascending_order(batch, m, depth, n):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("batch, m, depth, n", [(2, 1, 128, 128), (2, 3, 263, 258), (2, 2, 7, 3),
+                                                (2, 2, 5, 130), (2, 1, 300, 600)])
+def test_matmul_loop_sums_in_ascending_order(dtype, batch, m, depth, n):
   """The loop of small products (and of non-finite operands) adds the
   rounded products of each sum in ascending k, across its blocks (128 k by
-  256 j) and its passes over four rows of the right operand: bit for bit
-  NumPy's float32 sum in that order."""
+  256 j), its blocks of columns in vector registers and its passes over
+  four rows of the right operand: bit for bit NumPy's sum in that order."""
   from numba_backend.rules.linalg import batched_matmul
   rng = np.random.default_rng(0)
-  a = rng.standard_normal((batch, m, depth)).astype(np.float32)
-  b = rng.standard_normal((batch, depth, n)).astype(np.float32)
+  a = rng.standard_normal((batch, m, depth)).astype(dtype)
+  b = rng.standard_normal((batch, depth, n)).astype(dtype)
   a[1, 0, depth // 2] = np.inf   # 0 * inf is NaN: the loop keeps IEEE's rules
   b[1, depth // 2, :2] = 0
-  expected = np.zeros((batch, m, n), np.float32)
-  with np.errstate(invalid="ignore"):
+  a[0, 0, :2] = np.finfo(dtype).max   # overflow to inf, then inf - inf
+  b[0, :2, :3] = [[1, 1, 1], [-1, -1, 1]][:min(2, depth)]
+  b[0, 2:, n // 2] = -0.0   # -0.0 products: the sum of -0.0 and 0.0
+  expected = np.zeros((batch, m, n), dtype)
+  with np.errstate(invalid="ignore", over="ignore"):
     for k in range(depth):
       expected += a[:, :, k, None] * b[:, k, None, :]
-  out = np.zeros(batch * m * n, np.float32)
+  out = np.zeros(batch * m * n, dtype)
   batched_matmul(a.reshape(-1), b.reshape(-1), out, np.array([batch, m, depth, n]))
   np.testing.assert_array_equal(out.reshape(expected.shape), expected)
 

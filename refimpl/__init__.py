@@ -23,7 +23,7 @@ try:
   from refimpl.config import (config, enable_x64, debug_nans, debug_infs,  # noqa: F401
                               disable_jit, numpy_rank_promotion, threefry_partitionable,
                               default_device, default_prng_impl, enable_custom_prng,
-                              legacy_prng_key, enable_checks)
+                              legacy_prng_key, enable_checks, log_compiles)
   from refimpl.api import (jit, make_jaxpr, eval_shape, ShapeDtypeStruct,  # noqa: F401
                            devices, local_devices, device_count,
                            local_device_count, default_backend, device_put,

@@ -14,6 +14,7 @@ A repeated eager call on Arrays goes straight to the compiled program
 
 import functools
 import inspect
+import logging
 import warnings
 import weakref
 
@@ -23,6 +24,8 @@ from refimpl import backends, core, dtypes, tree_util
 from refimpl.config import config
 from refimpl.interpreters import ad, batching, partial_eval as pe
 from refimpl.jaxpr import check_jaxpr, dce_jaxpr, ClosedJaxpr, Jaxpr
+
+_logger = logging.getLogger("refimpl")
 
 
 # --- the jit primitive -----------------------------------------------------
@@ -43,9 +46,10 @@ class JitPrimitive(core.Primitive):
     self.def_abstract_eval(lambda *avals, jaxpr, name, backend: jaxpr.out_avals)
     self.def_impl(self._call)
 
-  def _compile(self, closed, backend_name):
-    """The backend's program for `closed`, taking its consts as its first
-    arguments; the backend compiles once per structure and backend. The
+  def _compile(self, closed, backend_name, name):
+    """The backend's program for `closed` (traced from function `name`),
+    taking its consts as its first arguments; the backend compiles once per
+    structure and backend (and with `jax_log_compiles`, jit logs it). The
     backend's program takes and returns physical data (`core.physical_aval`);
     the one returned here NumPy data as the reference rules hold it."""
     per_jaxpr = self._compiled.get(closed.jaxpr)
@@ -63,6 +67,9 @@ class JitPrimitive(core.Primitive):
         jaxpr = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), [])
         if config.jax_enable_checks:
           check_jaxpr(jaxpr)
+        if config.jax_log_compiles:
+          _logger.warning("Compiling %s with global shapes and types %s on backend %r",
+                          name, [a.str_short() for a in jaxpr.in_avals], backend_name)
         program = self._programs[key] = core.from_physical_program(
             compile(jaxpr), jaxpr.in_avals, jaxpr.out_avals)
       per_jaxpr[setting] = program
@@ -91,7 +98,7 @@ class JitPrimitive(core.Primitive):
     name. With `jax_debug_nans`, a NaN in an output makes it re-run the
     jaxpr op by op to name the equation that produced it.
     """
-    compiled = self._compile(jaxpr, backend or config.backend)
+    compiled = self._compile(jaxpr, backend or config.backend, name)
     consts = [core.to_numpy(c) for c in jaxpr.consts]
     if not config.checking_floats:
       return compiled(*consts, *args)
@@ -253,8 +260,8 @@ class _EagerCall:
   __slots__ = ("program", "consts", "in_avals", "out_avals", "out_tree", "leaf", "device",
                "generation")
 
-  def __init__(self, closed, backend, out_tree, in_avals, generation):
-    self.program = jit_p._compile(closed, backend)
+  def __init__(self, closed, backend, name, out_tree, in_avals, generation):
+    self.program = jit_p._compile(closed, backend, name)
     self.consts = [core.to_numpy(c) for c in closed.consts]
     self.in_avals, self.out_avals, self.out_tree = in_avals, closed.out_avals, out_tree
     self.leaf = tree_util.treedef_is_leaf(out_tree) and out_tree.num_leaves == 1
@@ -396,7 +403,7 @@ class JitFunction:
     outs = jit_p.bind(*tracer_consts, *leaves, jaxpr=closed, name=self.__name__,
                       backend=self.backend)
     if eager is not None and not tracer_consts:
-      call = _EagerCall(closed, eager[0], out_tree, eager[3:], generation)
+      call = _EagerCall(closed, eager[0], self.__name__, out_tree, eager[3:], generation)
       _eager_calls.setdefault(self.fun, {})[eager] = self._last_call = call
     return tree_util.tree_unflatten(out_tree, outs)
 

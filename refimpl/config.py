@@ -46,6 +46,7 @@ class Config:
         "jax_enable_compile_time_eval": False,
         "jax_disable_jit": _env_flag("JAX_DISABLE_JIT"),
         "jax_enable_checks": _env_flag("JAX_ENABLE_CHECKS"),
+        "jax_log_compiles": _env_flag("JAX_LOG_COMPILES"),
         "jax_threefry_partitionable": True,
         "jax_default_prng_impl": "threefry2x32",
         "jax_enable_custom_prng": False,
@@ -193,6 +194,12 @@ def enable_checks(new_val=True):
   """Context manager turning on internal checks within a block: jit type-checks
   each jaxpr before a backend compiles it (`refimpl.jaxpr.check_jaxpr`)."""
   return config.option("jax_enable_checks", new_val)
+
+
+def log_compiles(new_val=True):
+  """Context manager under which jit logs each program it has a backend compile
+  (a WARNING of logger `refimpl`, as JAX logs its compilations)."""
+  return config.option("jax_log_compiles", new_val)
 
 
 def numpy_rank_promotion(new_val):

@@ -3,6 +3,8 @@
 consts have new values (a function closing over new weights) reuses it."""
 
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -127,3 +129,25 @@ def test_eager_calls_on_arrays_follow_every_setting(counting_backend):
   jax.clear_caches()
   f(ints)
   assert len(traces) == 8   # x64 set globally, then for debug_nans (floats), after clearing all
+
+
+def test_log_compiles_logs_each_compile_once(caplog, counting_backend):
+  """Under `log_compiles` (or `jax_log_compiles`), each program a backend
+  compiles is logged once, naming the function, its argument types and the
+  backend; calls that reuse it, and calls outside the block, log nothing."""
+  def scaled(x):
+    return x * 2
+
+  f = jax.jit(scaled)
+  f(np.ones(3, np.float32))
+  with caplog.at_level(logging.WARNING, logger="refimpl"):
+    with jax.log_compiles():
+      f(np.ones(3, np.float32))        # compiled before the block
+      f(np.ones((2, 2), np.int32))
+      f(np.ones((2, 2), np.int32))
+    f(np.ones(5, np.float32))
+  messages = [r.getMessage() for r in caplog.records if r.name == "refimpl"]
+  backend = jax.config.backend
+  assert messages == ["Compiling scaled with global shapes and types ['int32[2,2]'] "
+                      f"on backend {backend!r}"]
+  assert len(counting_backend) == 3

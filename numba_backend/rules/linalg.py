@@ -95,9 +95,11 @@ def _column_block(typingctx, a, b, out, x, y, z, count, n):
 def batched_matmul(a, b, out, sizes):
   """out[p, i, j] = sum over k (ascending) of a[p, i, k] * b[p, k, j], for
   flat row-major `a` (B, M, K), `b` (B, K, N) and zeroed `out` (B, M, N);
-  `sizes` is (B, M, K, N), in blocks of 128 k by 256 j: the leading
-  columns of a block in vector registers (`_vector_columns`, real floats),
-  the rest by `_add_columns`."""
+  `sizes` is (B, M, K, N), in blocks of 128 k by 256 j. The leading
+  columns of a block add in vector registers (`_vector_columns`, real
+  floats); in each pass over the others, a row of `out` adds the products
+  of four rows of `b` in turn (read and written once for four k), by
+  unsigned indices, so that LLVM vectorizes it."""
   batch, m, depth, n = sizes[0], sizes[1], sizes[2], sizes[3]
   for p in range(batch):
     for j0 in range(0, n, _COLUMNS):
@@ -108,7 +110,23 @@ def batched_matmul(a, b, out, sizes):
         for i in range(m):
           row, x = (p * m + i) * n + j0, (p * m + i) * depth   # out[p, i, j0], a[p, i, 0]
           done = _vector_columns(a, b, out, x + k0, top + k0 * n, row, k1 - k0, n, width)
-          _add_columns(a[x:x + depth], b, out, row, top, k0, k1, n, done, width)
+          k, o, rest = k0, np.uint64(row + done), np.uint64(width - done)   # out[p, i, j0 + done]
+          while k < k1:
+            b0 = np.uint64(top + k * n + done)   # b[p, k, j0 + done]
+            if k + 4 <= k1:
+              x0, x1, x2, x3 = a[x + k], a[x + k + 1], a[x + k + 2], a[x + k + 3]
+              b1 = b0 + np.uint64(n)
+              b2 = b1 + np.uint64(n)
+              b3 = b2 + np.uint64(n)
+              for j in range(np.uint64(0), rest):
+                out[o + j] = (((out[o + j] + x0 * b[b0 + j]) + x1 * b[b1 + j])
+                              + x2 * b[b2 + j]) + x3 * b[b3 + j]
+              k += 4
+            else:
+              x0 = a[x + k]
+              for j in range(np.uint64(0), rest):
+                out[o + j] += x0 * b[b0 + j]
+              k += 1
 
 
 def _vector_columns(a, b, out, x, y, z, count, n, width):
@@ -116,7 +134,7 @@ def _vector_columns(a, b, out, x, y, z, count, n, width):
   a multiple of its block (of real floats; 0 for other dtypes); returns c."""
 
 
-@overload(_vector_columns)
+@overload(_vector_columns, inline="always")
 def _vector_columns_impl(a, b, out, x, y, z, count, n, width):
   if not isinstance(out.dtype, types.Float):
     return lambda a, b, out, x, y, z, count, n, width: 0
@@ -130,34 +148,6 @@ def _vector_columns_impl(a, b, out, x, y, z, count, n, width):
     return done
 
   return columns
-
-
-@kernel_jit
-def _add_columns(x, b, out, row, top, k0, k1, n, start, stop):
-  """out[row + j] += x[k] * b[top + k * n + j] for j in [start, stop), k
-  from k0 to k1 - 1 in turn: each pass over the columns adds the products
-  of four rows of `b` (out's row read and written once for four k), by
-  unsigned indices, so that LLVM vectorizes it."""
-  if start >= stop:
-    return
-  row = np.uint64(row)
-  k = k0
-  while k < k1:
-    b0 = np.uint64(top + k * n)   # b[.., k, 0]
-    if k + 4 <= k1:
-      x0, x1, x2, x3 = x[k], x[k + 1], x[k + 2], x[k + 3]
-      b1 = b0 + np.uint64(n)
-      b2 = b1 + np.uint64(n)
-      b3 = b2 + np.uint64(n)
-      for j in range(np.uint64(start), np.uint64(stop)):
-        out[row + j] = (((out[row + j] + x0 * b[b0 + j]) + x1 * b[b1 + j])
-                        + x2 * b[b2 + j]) + x3 * b[b3 + j]
-      k += 4
-    else:
-      x0 = x[k]
-      for j in range(np.uint64(start), np.uint64(stop)):
-        out[row + j] += x0 * b[b0 + j]
-      k += 1
 
 
 def _exponents(x):

@@ -22,6 +22,8 @@ MODULES = {
     "jax.errors": "refimpl.errors",
     "jax.debug": "refimpl.debug",
     "jax.random": "refimpl.random",
+    "jax.flatten_util": "refimpl.flatten_util",
+    "jax.typing": "refimpl.typing",
 }
 
 

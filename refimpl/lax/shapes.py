@@ -218,9 +218,10 @@ def _full_of_keys(shape, fill_value, dtype):
 def full_like(x, fill_value, dtype=None, shape=None):
   """An array like `x` (its shape and dtype unless given) filled with `fill_value`.
 
-  Keeps `x`'s weak type when `dtype` is None.
+  Keeps `x`'s weak type when `dtype` is None. `x` may be any object with a
+  `shape` and a `dtype` (a ShapeDtypeStruct), as in JAX.
   """
-  fill_shape = _shape(x) if shape is None else shape_argument(shape)
+  fill_shape = tuple(np.shape(x)) if shape is None else shape_argument(shape)
   weak_type = dtype is None and dtypes.is_weakly_typed(x)
   dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(dtype)
   if dtypes.is_extended(dtype):

@@ -188,34 +188,41 @@ def full(shape, fill_value, dtype=None, *, device=None):
   return broadcast_to(asarray(fill_value, dtype=dtype), shape)
 
 
+def _check_like(name, a, *others):
+  """`check_arraylike` of the arguments of a `*_like` function, whose `a` may
+  also be any object with a `shape` and a `dtype` (a ShapeDtypeStruct), as in JAX."""
+  duck = hasattr(a, "shape") and hasattr(a, "dtype")
+  check_arraylike(name, 0 if duck else a, *others)
+
+
 def zeros_like(a, dtype=None, shape=None, *, device=None):
   """Zeros with the shape and dtype (and weak type) of `a` unless given."""
-  check_arraylike("zeros_like", a)
+  _check_like("zeros_like", a)
   dtype = None if dtype is None else user_dtype(dtype, "zeros_like")
   return lax.full_like(a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None):
-  check_arraylike("ones_like", a)
+  _check_like("ones_like", a)
   dtype = None if dtype is None else user_dtype(dtype, "ones_like")
   return lax.full_like(a, 1, dtype, shape)
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
   """As `zeros_like`."""
-  check_arraylike("empty_like", prototype)
+  _check_like("empty_like", prototype)
   return zeros_like(prototype, dtype=dtype, shape=shape)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
   """As `full`, with the shape and dtype of `a` unless given."""
-  check_arraylike("full_like", a, fill_value)
+  _check_like("full_like", a, fill_value)
   dtype = None if dtype is None else user_dtype(dtype, "full_like")
   dtypes.check_python_int(fill_value, dtypes.dtype(a) if dtype is None else dtype)
   if np.ndim(fill_value) == 0:
     return lax.full_like(a, fill_value, dtype, shape)
-  shape = core.get_aval(a).shape if shape is None else shape
-  dtype = dtypes.result_type(a) if dtype is None else dtype
+  shape = np.shape(a) if shape is None else shape
+  dtype = dtypes.dtype(a) if dtype is None else dtype
   return broadcast_to(asarray(fill_value, dtype=dtype), shape)
 
 

@@ -144,6 +144,12 @@ def test_filled_arrays(shape, dtype):
   _check(jnp.ones_like(like, dtype), np.ones(shape), dtype or np.uint8)
   _check(jnp.full_like(like, 2, dtype), np.full(shape, 2 if dtype != np.bool_ else 1),
          dtype or np.uint8)
+  struct = jax.ShapeDtypeStruct(shape, np.uint8)   # anything with a shape and a dtype, as in JAX
+  _check(jnp.zeros_like(struct, dtype), np.zeros(shape), dtype or np.uint8)
+  _check(jnp.ones_like(struct, dtype), np.ones(shape), dtype or np.uint8)
+  _check(jnp.empty_like(struct, dtype), np.zeros(shape), dtype or np.uint8)
+  _check(jnp.full_like(struct, 2, dtype), np.full(shape, 2 if dtype != np.bool_ else 1),
+         dtype or np.uint8)
 
 
 def test_filled_array_details():
@@ -159,6 +165,14 @@ def test_filled_array_details():
     jnp.zeros(2, 3)
   with pytest.raises(TypeError, match="full requires ndarray or scalar arguments"):
     jnp.full(2, [1, 2])
+  with pytest.raises(TypeError, match="zeros_like requires ndarray or scalar arguments"):
+    jnp.zeros_like([1, 2])
+  with pytest.raises(TypeError, match="full_like requires .* got <class 'list'> at position 1"):
+    jnp.full_like(jax.ShapeDtypeStruct((2,), np.float32), [1, 2])
+  _check(jnp.full_like(jax.ShapeDtypeStruct((2, 2), np.int8), np.array([1, 2])),
+         [[1, 2], [1, 2]], np.int8)
+  _check(jax.jit(lambda: jnp.zeros_like(jax.eval_shape(jnp.sin, np.ones(3, np.float32))))(),
+         np.zeros(3), np.float32)
   with pytest.raises(TypeError, match="Shapes must be 1D sequences of concrete values"):
     jax.jit(lambda n: jnp.zeros(n))(3)
 

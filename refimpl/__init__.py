@@ -54,7 +54,12 @@ del _np
 
 from refimpl._lazy_loader import attach as _attach_lazy
 
-__version__ = "0.1.0"
+__version__ = "0.10.2"
+"""The version of JAX whose behaviour refimpl follows: what libraries that
+branch on `jax.__version__` compare (refimpl's own is `refimpl_version`)."""
+__version_info__ = (0, 10, 2)
+refimpl_version = "0.1.0"
+"""This package's own version (its distribution's, in pyproject.toml)."""
 
 # Deliberately lazy: these submodules load on first attribute access (PEP 562),
 # so that `import refimpl` does not pay for them in programs that never use them.

@@ -12,6 +12,7 @@ A repeated eager call on Arrays goes straight to the compiled program
 `jit(f).trace(*args).jaxpr`, as in JAX.
 """
 
+import contextlib
 import functools
 import inspect
 import logging
@@ -676,9 +677,10 @@ def named_call(fun, *, name=None):
   return named
 
 
-class named_scope:  # noqa: N801 (JAX's name)
+class named_scope(contextlib.ContextDecorator):  # noqa: N801 (JAX's name)
   """Context manager naming the operations staged inside it (for profilers);
-  it does not change what they compute."""
+  it does not change what they compute. As a decorator (`@named_scope("f")`),
+  it names the operations of each call."""
 
   def __init__(self, name):
     if not isinstance(name, str):
@@ -693,11 +695,13 @@ class named_scope:  # noqa: N801 (JAX's name)
 
 
 def print_environment_info(return_string=False):
-  """Prints (or returns) the versions of refimpl, Python and NumPy."""
+  """Prints (or returns) the versions of refimpl (and of the JAX it follows),
+  Python and NumPy."""
   import platform
   import sys
   import refimpl
-  info = (f"refimpl: {refimpl.__version__}\nnumpy:   {np.__version__}\n"
+  info = (f"refimpl: {refimpl.refimpl_version} (jax {refimpl.__version__})\n"
+          f"numpy:   {np.__version__}\n"
           f"python:  {sys.version}\nplatform: {platform.platform()}\n")
   if return_string:
     return info
@@ -805,7 +809,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
   def put(leaf):
     leaf = jnp.asarray(leaf)
-    if not isinstance(leaf, core._array_type()) or leaf.device is device:
+    if not isinstance(leaf, core.ConcreteArray) or leaf.device is device:
       return leaf
     return core.make_array(device.put(np.asarray(leaf)), leaf.aval)
   return tree_util.tree_map(put, x)

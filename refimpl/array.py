@@ -8,7 +8,14 @@ An Array a device backend computed holds its `core.DeviceBuffer` instead:
 the data stays on the device, passed as it is to that backend's next
 programs, and is copied to the host the first time the host reads it
 (NumPy conversion, printing, indexing on the host, eager operations).
+
+As in JAX, `Array` is also the type of traced arrays: a tracer is an
+instance of it (`isinstance(tracer, Array)`, a virtual subclass), so that
+annotations and checks written for arrays hold inside `jit`, `grad` and
+`vmap`. Code that needs a concrete value tests for `core.ConcreteArray`.
 """
+
+import abc
 
 import numpy as np
 
@@ -38,8 +45,9 @@ def array_repr_text(value, weak_type=False, max_line_width=None, precision=None,
   return f"{prefix}{body}, dtype={value.dtype.name}{weak})"
 
 
-class Array(ArrayMethods, core.ConcreteArray):
-  """A concrete array: NumPy data plus JAX's weak-type flag."""
+class Array(ArrayMethods, core.ConcreteArray, metaclass=abc.ABCMeta):
+  """A concrete array: NumPy data plus JAX's weak-type flag (and, as a
+  virtual subclass, every tracer)."""
 
   __slots__ = ("_host", "_buffer", "_weak_type", "_aval")
   __array_priority__ = 100
@@ -211,3 +219,6 @@ class Array(ArrayMethods, core.ConcreteArray):
     if stream is not None:
       raise NotImplementedError("stream argument of array.to_device()")
     return self
+
+
+Array.register(core.Tracer)   # tracers are Arrays, as in JAX

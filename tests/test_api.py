@@ -314,4 +314,19 @@ def test_process_and_naming_helpers():
   assert named.__name__ == "double" and float(named(2.0)) == 4.0
   with jax.named_scope("block"):
     assert float(jnp.add(1.0, 1.0)) == 2.0
-  assert "numpy" in jax.print_environment_info(return_string=True)
+
+  @jax.named_scope("decorated")   # a decorator too, as in JAX
+  def triple(x):
+    return x * 3
+
+  assert float(jax.jit(triple)(2.0)) == 6.0 and triple.__name__ == "triple"
+  info = jax.print_environment_info(return_string=True)
+  assert "numpy" in info and f"jax {jax.__version__}" in info
+
+
+def test_version_is_the_jax_version_followed():
+  """Libraries branch on `jax.__version__`: it is the JAX version refimpl
+  follows; refimpl's own is `refimpl_version` (its distribution's)."""
+  from importlib.metadata import version
+  assert jax.__version__ == "0.10.2" and jax.__version_info__ == (0, 10, 2)
+  assert jax.refimpl_version == version("refimpl")

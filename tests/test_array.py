@@ -59,3 +59,23 @@ def test_pickle_and_copy():
   y = pickle.loads(pickle.dumps(x))
   assert float(y) == 2.0 and y.weak_type
   assert copy.deepcopy(x) is x
+
+
+def test_tracers_are_instances_of_array():
+  """As in JAX, `isinstance(x, jax.Array)` holds for traced arrays too (jit,
+  grad, vmap), so code checking for arrays works inside transformations;
+  NumPy arrays and Python scalars are not Arrays."""
+  seen = []
+
+  def f(x):
+    seen.append((isinstance(x, jax.Array), isinstance(x, jnp.ndarray),
+                 issubclass(type(x), jax.Array)))
+    return x * 2
+
+  x = jnp.arange(3.0)
+  jax.jit(f)(x)
+  jax.grad(lambda x: f(x).sum())(x)
+  jax.vmap(f)(x)
+  assert len(seen) == 3 and all(all(checks) for checks in seen)
+  assert not isinstance(np.ones(2), jax.Array) and not isinstance(1.0, jax.Array)
+  np.testing.assert_array_equal(jax.jit(lambda x: jax.device_put(x) * 2)(x), [0, 2, 4])

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-LAZY = {"refimpl": ["nn", "random", "scipy"], "refimpl.numpy": ["fft", "linalg"]}
+LAZY = {"refimpl": ["flatten_util", "nn", "ops", "random", "scipy", "test_util", "typing"],
+        "refimpl.numpy": ["fft", "linalg"]}
 
 
 def _run(code):

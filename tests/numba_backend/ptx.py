@@ -18,6 +18,20 @@ def compiled_ptx(script, timeout=600):
   return json.loads(done.stdout.splitlines()[-1])
 
 
+def programs_ptx(setup, arguments, then=""):
+  """{name: [(kernel, ptx), ...]}: the kernels of each program of the dict
+  `programs` that the source `setup` defines (`json`, `np`, `jax` and the
+  numba-cuda `device` module imported), jitted for numba-cuda and called on
+  `arguments` (source); `then`, source run after them, may add to `found`."""
+  return compiled_ptx("\n".join([
+      "import json, numpy as np", "import refimpl as jax",
+      "from numba_backend.cuda import device", setup, "found = {}",
+      "for name, f in programs.items():",
+      "  with device.compiling_to_ptx() as ptx:",
+      f"    jax.jit(f, backend='numba-cuda')({arguments})",
+      "  found[name] = ptx", then, "print(json.dumps(found))"]))
+
+
 def instructions(ptx, text):
   """The PTX instructions of `ptx` (not its directives or comments) that contain `text`."""
   return [line for line in ptx.splitlines()

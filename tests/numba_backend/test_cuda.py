@@ -18,7 +18,7 @@ import refimpl.numpy as jnp
 from refimpl import lax
 from numba_backend.lower import LoweringError
 from conformance import strategies as cst
-from tests.numba_backend.ptx import compiled_ptx, instructions
+from tests.numba_backend.ptx import compiled_ptx, instructions, programs_ptx
 from tests.numba_backend.test_elementwise import run_x64
 from tests.numba_backend.test_indexing import (OPERAND_AND_INDEX_DTYPES, ROW_SCATTER, check,
                                                rank2_case, rank2_program)
@@ -389,10 +389,8 @@ def test_eigendecompositions_and_svd_on_the_host_give_the_cpu_backends_results(d
     np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
-_PTX_CHECK = """
-import json, numpy as np
-import refimpl as jax, refimpl.numpy as jnp
-from numba_backend.cuda import device
+_PTX_SETUP = """
+import refimpl.numpy as jnp
 x = np.ones((3, 4), np.float32)
 programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T,
             "transcendental": lambda x, y: jnp.tanh(x) + jnp.exp(y).T,
@@ -412,11 +410,8 @@ programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T
                 jax.lax.scan(lambda c, r: (c + r, c * r), x[0], x)),
             "indexing": lambda x, y: (x[jnp.array([2, 0, 5])], x.at[jnp.array([1, 1])].add(y.T[:2]),
                                       x.at[:, jnp.array([0, 3])].set(-1.0))}
-found = {}
-for name, f in programs.items():
-  with device.compiling_to_ptx() as ptx:
-    jax.jit(f, backend="numba-cuda")(x, x.T.copy())
-  found[name] = [(kernel, text) for kernel, text in ptx]
+"""
+_PTX_THEN = """
 # (a batched while's predicate reads False while compiling: its kernels, directly)
 from numba import cuda, types
 from numba_backend.cuda import control_flow
@@ -424,7 +419,6 @@ flags, floats = types.bool_[::1], types.float32[::1]
 found["masks"] = [(k.py_func.__name__, cuda.compile_ptx(k.py_func, sig, cc=(9, 0))[0])
                   for k, sig in ((control_flow._mask_rows, (flags, floats, floats, floats)),
                                  (control_flow._mark_any, (flags, flags)))]
-print(json.dumps(found))
 """
 
 
@@ -490,7 +484,7 @@ def test_every_elementwise_primitive_compiles_to_ptx():
 
 
 def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
-  found = compiled_ptx(_PTX_CHECK)
+  found = programs_ptx(_PTX_SETUP, "x, x.T.copy()", _PTX_THEN)
   for name, kernels in found.items():
     assert kernels, name   # each program launched kernels, each compiled
     for kernel, ptx in kernels:

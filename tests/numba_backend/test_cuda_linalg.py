@@ -16,7 +16,7 @@ from refimpl import dtypes
 from refimpl.lax import linalg
 from conformance import strategies as cst
 from tests.numba_backend.test_linalg import assert_same, batches, matrices, square_matrices
-from tests.numba_backend.ptx import compiled_ptx
+from tests.numba_backend.ptx import programs_ptx
 
 DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64)]
 SETTINGS = settings(max_examples=3, deadline=None)
@@ -204,11 +204,8 @@ def test_numpy_linalg_matches_the_reference_and_the_cpu_backend_bit_for_bit():
     assert_same(w, g, "solve and det")
 
 
-_PTX_CHECK = """
-import json, numpy as np
-import refimpl as jax
+_PTX_SETUP = """
 from refimpl.lax import linalg
-from numba_backend.cuda import device
 x, p = np.ones((2, 3, 3), np.float32), np.zeros((2, 3), np.int32)
 programs = {"cholesky": lambda x: linalg.cholesky_p.bind(x),
             "triangular_solve": lambda x: linalg.triangular_solve(x, x, lower=True),
@@ -217,17 +214,11 @@ programs = {"cholesky": lambda x: linalg.cholesky_p.bind(x),
             "qr": lambda x: linalg.qr(x, pivoting=True),
             "tridiagonal_solve": lambda x: linalg.tridiagonal_solve(x[0, 0], x[0, 1], x[0, 2],
                                                                     x[0])}
-found = {}
-for name, f in programs.items():
-  with device.compiling_to_ptx() as ptx:
-    jax.jit(f, backend="numba-cuda")(x)
-  found[name] = ptx
-print(json.dumps(found))
 """
 
 
 def test_decomposition_kernels_compile_to_ptx_for_compute_capability_9():
-  found = compiled_ptx(_PTX_CHECK)
+  found = programs_ptx(_PTX_SETUP, "x")
   for name, kernels in found.items():
     assert kernels, name
     for kernel, ptx in kernels:

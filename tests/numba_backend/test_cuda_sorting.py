@@ -11,7 +11,7 @@ import refimpl as jax
 from refimpl import dtypes, lax
 from conformance import strategies as cst
 from tests.numba_backend.test_elementwise import run_x64
-from tests.numba_backend.ptx import compiled_ptx, instructions
+from tests.numba_backend.ptx import instructions, programs_ptx
 
 DTYPES = [np.float32, np.float64, np.float16, dtypes.bfloat16, np.int32, np.uint32,
           np.complex64, np.bool_]
@@ -93,11 +93,8 @@ def test_top_k_and_approx_top_k_match_the_reference(dtype, data):
   run_x64(dtype, lambda: _check(program, x))
 
 
-_PTX_CHECK = """
-import json, numpy as np
-import refimpl as jax
+_PTX_SETUP = """
 from refimpl import lax
-from numba_backend.cuda import device
 x = np.arange(12, dtype=np.float32).reshape(3, 4)
 programs = {
     "float32": lambda x: (lax.sort((x, -x), dimension=0, num_keys=2), lax.top_k(x, 2),
@@ -105,18 +102,12 @@ programs = {
     "others": lambda x: (lax.sort(x.astype(np.float16), dimension=1),
                          lax.sort((x.astype(np.complex64), x.astype(np.uint32)), dimension=0),
                          lax.top_k(x > 3, 3))}
-found = {}
-for name, f in programs.items():
-  with device.compiling_to_ptx() as ptx:
-    jax.jit(f, backend="numba-cuda")(x)
-  found[name] = ptx
-print(json.dumps(found))
 """
 
 
 
 def test_sorting_kernels_compile_to_ptx_for_compute_capability_9():
-  found = compiled_ptx(_PTX_CHECK)
+  found = programs_ptx(_PTX_SETUP, "x")
   for name, kernels in found.items():
     assert len(kernels) >= 8, name   # keys, permutations, values and indices
     for kernel, ptx in kernels:

@@ -17,7 +17,7 @@ from refimpl.lax import elementwise, windows
 from refimpl.lax.rules import max_identity, min_identity
 from conformance import strategies as cst
 from numba_backend.lower import LoweringError
-from tests.numba_backend.ptx import compiled_ptx, instructions
+from tests.numba_backend.ptx import instructions, programs_ptx
 from tests.numba_backend.test_elementwise import assert_same, run_x64
 from tests.numba_backend.test_windows import geometry, valid, window_output_shape
 
@@ -163,13 +163,10 @@ def test_conv_matches_the_reference_and_the_cpu_bit_for_bit(dtype, data):
   run_x64(dtype, run)
 
 
-_PTX_CHECK = """
-import json, numpy as np
-import refimpl as jax
+_PTX_SETUP = """
 from refimpl import lax
 from refimpl.lax import elementwise, windows
 from refimpl.lax.rules import max_identity, min_identity
-from numba_backend.cuda import device
 x, s = np.ones((4, 5), np.float32), np.ones((3, 2), np.float32)
 geometry = ((2, 3), (1, 2), ((0, 0), (1, 0)))
 dilated = dict(base_dilation=(2, 1), window_dilation=(1, 2))
@@ -186,18 +183,12 @@ programs = {
     "conv": lambda x, s: lax.conv_general_dilated(x.reshape(2, 2, 5, 1), s.reshape(2, 1, 3, 1),
                                                   (2, 1), ((1, 0), (0, 1)), (1, 2), (2, 1),
                                                   feature_group_count=2)}
-found = {}
-for name, f in programs.items():
-  with device.compiling_to_ptx() as ptx:
-    jax.jit(f, backend="numba-cuda")(x, s)
-  found[name] = [(kernel, text) for kernel, text in ptx]
-print(json.dumps(found))
 """
 
 
 
 def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
-  found = compiled_ptx(_PTX_CHECK)
+  found = programs_ptx(_PTX_SETUP, "x, s")
   for name, kernels in found.items():
     assert kernels, name
     for kernel, ptx in kernels:

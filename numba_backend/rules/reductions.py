@@ -191,11 +191,9 @@ def _block(x, start, n, zero):
   reals, `complex_block_sum` (n <= 64) for complex numbers."""
 
 
-@overload(_block)
+@overload(_block, inline="always")
 def _block_impl(x, start, n, zero):
-  if isinstance(x.dtype, types.Complex):
-    return lambda x, start, n, zero: complex_block_sum(x, start, n, zero)
-  return lambda x, start, n, zero: block_sum(x, start, n, zero)
+  return (complex_block_sum if isinstance(x.dtype, types.Complex) else block_sum).py_func
 
 
 def _reals(x):

@@ -51,6 +51,8 @@ MODULES = {
     "jax.random": "refimpl.random",
     "jax.flatten_util": "refimpl.flatten_util",
     "jax.typing": "refimpl.typing",
+    "jax.ops": "refimpl.ops",
+    "jax.test_util": "refimpl.test_util",
 }
 
 

@@ -46,6 +46,9 @@ try:
   from refimpl.array import Array  # noqa: F401
   from refimpl import numpy, lax  # noqa: F401
   from refimpl.backends import register_backend  # noqa: F401
+  from refimpl import sharding  # noqa: F401
+  from refimpl.sharding import (NamedSharding, PartitionSpec as P, make_mesh,  # noqa: F401
+                                reshard, set_mesh)
 finally:
   if _gc_was_enabled:
     _gc.enable()

@@ -610,13 +610,28 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False, abstracted_axes=None)
 
 
 class ShapeDtypeStruct:
-  """A shape and dtype standing in for an array (for make_jaxpr, eval_shape)."""
+  """A shape and dtype standing in for an array (for make_jaxpr, eval_shape),
+  with the sharding it is given (a PartitionSpec: over the abstract mesh in context)."""
 
-  __slots__ = ("shape", "dtype", "weak_type")
+  __slots__ = ("shape", "dtype", "sharding", "weak_type")
 
-  def __init__(self, shape, dtype, sharding=None, weak_type=False):
+  def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
+    from refimpl import sharding as sharding_lib
     self.shape = tuple(shape)
+    if dtype is None:
+      raise ValueError("ShapeDtypeStruct: dtype must be specified.")
     self.dtype = dtype if dtypes.is_extended(dtype) else np.dtype(dtype)
+    if sharding is not None and not isinstance(
+        sharding, (sharding_lib.Sharding, sharding_lib.PartitionSpec)):
+      raise ValueError("sharding should be an instance of `jax.sharding.Sharding` or "
+                       f"`jax.sharding.PartitionSpec`. Got {sharding} of type {type(sharding)}.")
+    if isinstance(sharding, sharding_lib.PartitionSpec):
+      mesh = sharding_lib.get_abstract_mesh()
+      if mesh.empty:
+        raise TypeError("When specifying PartitionSpec to `ShapeDtypeStruct`, the context mesh "
+                        "cannot be empty. Please use `jax.set_mesh` to set the mesh context.")
+      sharding = sharding_lib.NamedSharding(mesh, sharding)
+    self.sharding = sharding
     self.weak_type = weak_type
 
   @property
@@ -632,15 +647,18 @@ class ShapeDtypeStruct:
     return int(np.prod(self.shape, dtype=np.int64))
 
   def __repr__(self):
+    sharding = "" if self.sharding is None else f", sharding={self.sharding}"
     weak = ", weak_type=True" if self.weak_type else ""
-    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
+
+  def _key(self):
+    return (self.shape, self.dtype, self.sharding, self.weak_type)
 
   def __eq__(self, other):
-    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+    return isinstance(other, ShapeDtypeStruct) and self._key() == other._key()
 
   def __hash__(self):
-    return hash((self.shape, self.dtype, self.weak_type))
+    return hash(self._key())
 
 
 def process_count(backend=None):
@@ -709,7 +727,8 @@ def print_environment_info(return_string=False):
 
 
 def typeof(x):
-  """The abstract value (ShapedArray) of `x`."""
+  """The abstract value (ShapedArray) of `x` (its `.sharding` that of an
+  unsharded value: refimpl runs on one device)."""
   return core.get_aval(x)
 
 
@@ -802,13 +821,20 @@ def default_backend():
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   """Converts the leaves of `x` to Arrays on `device` (by default the
-  configured backend's first device): on a GPU their data is copied to a
+  configured backend's first device; for a Sharding, or a PartitionSpec over
+  the mesh `set_mesh` set, its one device): on a GPU their data is copied to a
   device buffer; on the CPU a device buffer is copied to the host."""
   import refimpl.numpy as jnp
+  from refimpl import sharding
+  placement = device if isinstance(device, (sharding.Sharding, sharding.PartitionSpec)) else None
+  if placement is not None:
+    device = sharding.device_of(placement)
   device = device if isinstance(device, Device) or hasattr(device, "put") else devices()[0]
 
   def put(leaf):
     leaf = jnp.asarray(leaf)
+    if isinstance(placement, sharding.NamedSharding):
+      placement.check_compatible_aval(leaf.shape)
     if not isinstance(leaf, core.ConcreteArray) or leaf.device is device:
       return leaf
     return core.make_array(device.put(np.asarray(leaf)), leaf.aval)

@@ -78,6 +78,8 @@ class Array(ArrayMethods, core.ConcreteArray, metaclass=abc.ABCMeta):
     """The read-only NumPy data (copied from the device buffer the first time)."""
     host = self._host
     if host is None:
+      if self._buffer is None:
+        raise RuntimeError(f"Array has been deleted with shape={self._aval.str_short()}.")
       host = np.asarray(self._buffer)
       host.flags.writeable = False
       self._host = host
@@ -180,8 +182,25 @@ class Array(ArrayMethods, core.ConcreteArray, metaclass=abc.ABCMeta):
   def is_fully_replicated(self):
     return True
 
+  committed = True
+  """Whether the array is placed on its device explicitly (always, on one device)."""
+
+  @property
+  def sharding(self):
+    """The SingleDeviceSharding of the array's device."""
+    from refimpl.sharding import SingleDeviceSharding
+    return SingleDeviceSharding(self.device)
+
   def devices(self):
     return {self.device}
+
+  def delete(self):
+    """Frees the array's data; using it afterwards is a RuntimeError."""
+    self.aval   # (its type stays known)
+    self._host = self._buffer = None
+
+  def is_deleted(self):
+    return self._host is None and self._buffer is None
 
   @property
   def __cuda_array_interface__(self):

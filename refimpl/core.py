@@ -58,6 +58,13 @@ class ShapedArray:
   def size(self):
     return int(np.prod(self.shape, dtype=np.int64))
 
+  @property
+  def sharding(self):
+    """That of an unsharded value (refimpl runs on one device): no mesh, no
+    dimension partitioned."""
+    from refimpl.sharding import empty_sharding   # (it builds on this module)
+    return empty_sharding(self.ndim)
+
   def update(self, shape=None, dtype=None, weak_type=None):
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,

@@ -53,6 +53,7 @@ MODULES = {
     "jax.typing": "refimpl.typing",
     "jax.ops": "refimpl.ops",
     "jax.test_util": "refimpl.test_util",
+    "jax.sharding": "refimpl.sharding",
 }
 
 

@@ -488,6 +488,18 @@ class Traced(_Stage):
 class Lowered(_Stage):
   """`jit(f).lower(*args)`."""
 
+  def compiler_ir(self, dialect=None):
+    """The lowered program in the compiler's IR `dialect`: refimpl's backends
+    compile jaxprs, so for `dialect` None or "jaxpr" its ClosedJaxpr; for an
+    IR refimpl has no lowering to ("stablehlo", "hlo"), None, as JAX's
+    `compiler_ir` returns where a lowering lacks the dialect."""
+    if dialect in (None, "jaxpr"):
+      return self.jaxpr
+    if dialect in ("stablehlo", "hlo", "mhlo"):
+      return None
+    raise ValueError(f"Unknown dialect {dialect!r}: refimpl's programs are jaxprs "
+                     "(dialect None or 'jaxpr'); 'stablehlo' and 'hlo' give None.")
+
   def compile(self):
     return Compiled(self._jit_fun, self.jaxpr, self.in_tree, self.out_tree)
 

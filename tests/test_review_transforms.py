@@ -70,6 +70,17 @@ def test_compiled_takes_only_the_dynamic_arguments():
   assert "add" in lowered.as_text()
 
 
+def test_lowered_compiler_ir_is_the_jaxpr():
+  """refimpl's IR is the jaxpr; an IR it has no lowering to is None, as in
+  JAX where the lowering lacks the dialect; an unknown dialect is an error."""
+  lowered = jax.jit(_f).lower(1.0, 2.0)
+  assert lowered.compiler_ir() is lowered.compiler_ir("jaxpr") is lowered.jaxpr
+  assert str(lowered.compiler_ir()) == str(jax.make_jaxpr(_f)(1.0, 2.0))
+  assert lowered.compiler_ir("stablehlo") is None and lowered.compiler_ir("hlo") is None
+  with pytest.raises(ValueError, match="Unknown dialect 'llvm'"):
+    lowered.compiler_ir("llvm")
+
+
 def test_traced_jaxpr_out_info_and_in_avals():
   traced = jax.jit(lambda x: {"s": x.sum(), "x": x}).trace(jnp.ones((2, 3)))
   assert str(traced.jaxpr) == str(jax.make_jaxpr(lambda x: {"s": x.sum(), "x": x})(

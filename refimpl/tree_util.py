@@ -510,16 +510,13 @@ class PyTreeDef:
         out.append(x)
         continue
       if _node_type_of(x) is not node_type:
-        raise ValueError(f"Tree structure mismatch {_where(path)}: expected a "
-                 f"{node_type.name} node, got {x!r}.")
+        raise _mismatch(treedef, x, path, "type")
       keyed_children, node_data = node_type.flatten_with_keys(x)
       keyed_children = list(keyed_children)
       if len(keyed_children) != len(treedef._children):
-        raise ValueError(f"Tree structure mismatch {_where(path)}: expected a {node_type.name} "
-                 f"with {len(treedef._children)} children, got {len(keyed_children)}: {x!r}.")
+        raise _mismatch(treedef, x, path, "arity", len(keyed_children))
       if node_data != treedef._node_data:
-        raise ValueError(f"Tree structure mismatch {_where(path)}: {node_type.name} aux data "
-                 f"differs; expected {treedef._node_data!r}, got {node_data!r}.")
+        raise _mismatch(treedef, x, path, "data", node_data)
       stack.extend(reversed([(child_def, child, path + (key,)) for child_def, (key, child)
                              in zip(treedef._children, keyed_children)]))
     return out
@@ -543,6 +540,32 @@ _LEAF_NODE = (None, None, 0)  # a leaf's entry in a traversal
 
 def _where(path: KeyPath) -> str:
   return f"at key path {keystr(path)!r}" if path else "at the root"
+
+
+_BUILTIN_NAMES = {"None": "None", "tuple": "tuple", "list": "list", "dict": "dict",
+                  "namedtuple": "named tuple"}
+_ARITY_NAMES = {"tuple": "Tuple", "list": "List", "namedtuple": "Named tuple"}
+
+
+def _mismatch(treedef: "PyTreeDef", x: Any, path: KeyPath, what: str, got: Any = None):
+  """The ValueError of `flatten_up_to` for a node `x` that does not match
+  `treedef`'s (`what`: its "type", its "arity" `got`, or its aux "data"
+  `got`): JAX's message (`Dict key mismatch; ...`, `Tuple arity mismatch:
+  ...`), then where in the tree it is."""
+  name, data = treedef._node_type.name, treedef._node_data
+  if name == "dict" and what != "type":
+    text = f"Dict key mismatch; expected keys: {list(data)}; dict: {x!r}"
+  elif what == "type":
+    text = (f"Expected {_BUILTIN_NAMES[name]}, got {x!r}" if name in _BUILTIN_NAMES
+            else f"Custom node type mismatch; expected type: {name}; value: {x!r}")
+  elif what == "arity":
+    text = (f"{_ARITY_NAMES.get(name, 'Custom type')} arity mismatch: {got} != "
+            f"{len(treedef._children)}; value: {x!r}")
+  elif name == "namedtuple":
+    text = f"Named tuple type mismatch: expected type: {data!r}, tuple: {x!r}"
+  else:
+    text = f"Mismatch custom node data: {got!r} != {data!r}; value: {x!r}"
+  return ValueError(f"{text} ({_where(path)}).")
 
 
 # ---------------------------------------------------------------------------

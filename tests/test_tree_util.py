@@ -138,7 +138,7 @@ def test_tree_map_rest_may_be_deeper_than_tree():
 
 
 def test_tree_map_structure_mismatch_raises():
-  with pytest.raises(ValueError, match="expected a tuple node"):
+  with pytest.raises(ValueError, match=r"^Expected tuple, got \[1, 2\] \(at the root\)\.$"):
     tu.tree_map(operator.add, (1, 2), [1, 2])
 
 
@@ -218,11 +218,13 @@ def test_flatten_up_to():
   assert treedef.flatten_up_to([(1, 2), {"a": [3]}]) == [(1, 2), [3]]
 
 
-@pytest.mark.parametrize("tree, message", [
-  ((1, {"a": 2}), "at the root: expected a list node"),
-  ([1, {"a": 2}, 3], "expected a list with 2 children, got 3"),
-  ([1, {"b": 2}], r"at key path '\[1\]': dict aux data differs"),
-  ([1, None], r"at key path '\[1\]': expected a dict node, got None"),
+@pytest.mark.parametrize("tree, message", [   # JAX's messages, then where
+  ((1, {"a": 2}), r"^Expected list, got \(1, \{'a': 2\}\) \(at the root\)\.$"),
+  ([1, {"a": 2}, 3], r"^List arity mismatch: 3 != 2; value: \[1, \{'a': 2\}, 3\]"),
+  ([1, {"b": 2}], r"^Dict key mismatch; expected keys: \['a'\]; dict: \{'b': 2\} "
+                  r"\(at key path '\[1\]'\)\.$"),
+  ([1, {"a": 2, "b": 3}], r"^Dict key mismatch; expected keys: \['a'\]; dict: "),
+  ([1, None], r"^Expected dict, got None \(at key path '\[1\]'\)\.$"),
 ])
 def test_flatten_up_to_mismatch(tree, message):
   treedef = tu.tree_structure([0, {"a": 0}])

@@ -168,6 +168,11 @@ class ArrayMethods:
   def astype(self, dtype, copy=False, device=None):
     return _jnp().astype(self, dtype)
 
+  def __array_namespace__(self, /, *, api_version=None):
+    """The Python array API namespace of arrays: `refimpl.numpy`."""
+    from refimpl.numpy.array_api import array_namespace
+    return array_namespace(api_version)
+
   def reshape(self, *shape, order="C"):
     if len(shape) == 1 and not isinstance(shape[0], int):
       shape = shape[0]

@@ -18,6 +18,7 @@ from refimpl.numpy.statistics import *  # noqa: F401,F403
 from refimpl.numpy.polynomial import *  # noqa: F401,F403
 from refimpl.numpy.utilities import *  # noqa: F401,F403
 from refimpl.numpy.vectorize import *  # noqa: F401,F403
+from refimpl.numpy.array_api import __array_api_version__, __array_namespace_info__  # noqa: F401
 
 # Deliberately lazy: `jnp.fft` and `jnp.linalg` load on first attribute access
 # (PEP 562), so that importing refimpl.numpy does not pay for them in programs

@@ -89,12 +89,12 @@ def _floor_divide(x, y):
   x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
   with np.errstate(all="ignore"):
     quotient = np.floor_divide(x, y)
+  if not dtypes.is_integer(x.dtype):
+    return quotient   # (floats: NumPy's ±inf and NaN)
   if dtypes.is_unsigned(x.dtype):
     by_zero = np.array(-1).astype(x.dtype)
-  elif dtypes.is_integer(x.dtype):
-    by_zero = np.where(x == 0, -1, -2).astype(x.dtype)
   else:
-    by_zero = np.nan
+    by_zero = np.where(x == 0, -1, -2).astype(x.dtype)
   return np.where(y == 0, by_zero, quotient).astype(x.dtype)
 
 
@@ -216,10 +216,10 @@ DIVERGENCES.update({
         "INT_MIN rem -1 is 0 (XLA on CPU). NumPy's fmod gives 0 for x % 0.",
         _lax_integer_rem),
     "floor_divide_by_zero": Divergence(
-        "jnp.floor_divide (and jnp.divmod's quotient) by zero: signed integers give "
-        "-1 where x is 0 and -2 elsewhere (lax.div's -1, then the floor correction), "
-        "unsigned ones their maximum, floats NaN. NumPy gives 0 for integers and "
-        "±inf for floats (with a warning).",
+        "jnp.floor_divide (and jnp.divmod's quotient) of integers by zero: signed "
+        "integers give -1 where x is 0 and -2 elsewhere (lax.div's -1, then the floor "
+        "correction), unsigned ones their maximum; NumPy gives 0 (with a warning). "
+        "Floats give NumPy's ±inf (NaN for 0 / 0), as JAX 0.10 does.",
         _floor_divide),
     "divmod_by_zero": Divergence(
         "jnp.divmod(x, 0): the quotient as jnp.floor_divide by zero (see "

@@ -286,9 +286,10 @@ def floor_divide(x1, x2, /):
 
 def _float_divmod(x1, x2):
   """(floor(x1 / x2), x1 mod x2) as CPython's float_divmod computes them:
-  the remainder has the sign of x2."""
+  the remainder has the sign of x2. By zero, the quotient is x1 / 0 (±inf,
+  NaN for 0 / 0, as NumPy's and JAX 0.10's) and the remainder NaN."""
   mod = lax.rem(x1, x2)
-  div = lax.div(lax.sub(x1, mod), x2)
+  div = lax.div(_where(equal(x2, 0), x1, lax.sub(x1, mod)), x2)
   ind = lax.bitwise_and(not_equal(mod, 0), not_equal(lax.sign(x2), lax.sign(mod)))
   mod = lax.select(ind, add(mod, x2), mod)
   div = lax.select(ind, lax.sub(div, _constant_like(div, 1)), div)

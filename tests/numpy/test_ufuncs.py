@@ -444,7 +444,15 @@ def test_integer_division_by_zero_follows_xla():
   np.testing.assert_array_equal(jnp.fmod(x, zero), [0, 0])
   # floor_divide: lax.div gives -1, then the sign correction applies.
   np.testing.assert_array_equal(jnp.floor_divide(x, zero), [-2, -2])
-  assert np.isnan(jnp.floor_divide(np.float32(1), np.float32(0)))  # NumPy: inf
+  # floats by ±0: x / 0 as NumPy (and JAX 0.10), the remainder NaN
+  x = np.array([1, -1, 0, np.inf, -np.inf, np.nan], np.float32)
+  for zero in (np.float32(0), np.float32(-0.0)):
+    with np.errstate(all="ignore"):
+      want = np.divmod(x, zero)
+    for got, expected in zip(jnp.divmod(x, zero), want):
+      np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(jnp.floor_divide(x, zero), want[0])
+    np.testing.assert_array_equal(x // jnp.asarray(zero), want[0])
 
 
 def test_remainder_and_fmod_signs():

@@ -55,7 +55,6 @@ class Config:
         "backend": os.environ.get("REFIMPL_BACKEND", "reference"),
     }
     self._generation = 0   # counts the global changes (`changed`)
-    self._checks_floats = self._values["jax_debug_nans"] or self._values["jax_debug_infs"]
 
   def _check_name(self, name):
     if name not in self._values:
@@ -69,7 +68,6 @@ class Config:
     self._check_name(name)
     _check_value(name, value)
     self._values[name] = value
-    self._checks_floats = self._values["jax_debug_nans"] or self._values["jax_debug_infs"]
     self.changed()
 
   def changed(self):
@@ -112,10 +110,7 @@ class Config:
   @property
   def checking_floats(self):
     """Whether `jax_debug_nans` or `jax_debug_infs` is on in the current thread."""
-    local = _context.values
-    if not local:
-      return self._checks_floats   # (read on every operation)
-    values = self._values
+    local, values = _context.values, self._values
     return (local.get("jax_debug_nans", values["jax_debug_nans"])
             or local.get("jax_debug_infs", values["jax_debug_infs"]))
 

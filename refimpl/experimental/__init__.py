@@ -1,0 +1,1 @@
+"""`refimpl.experimental`: JAX's experimental APIs, as `jax.experimental`."""

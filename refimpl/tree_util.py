@@ -531,7 +531,9 @@ class PyTreeDef:
     return self._traversal() == other._traversal()  # node types compare by identity
 
   def __hash__(self):
-    return hash(tuple(self._traversal()))
+    """As JAX's: of each node's type and number of children, not its aux data
+    (which needs only `==`, so a treedef with unhashable aux data hashes)."""
+    return hash(tuple((node_type, arity) for node_type, _, arity in self._traversal()))
 
 
 _LEAF = PyTreeDef(None)

@@ -190,6 +190,26 @@ def test_treedef_equality_and_hash():
   assert tu.tree_structure(None) != tu.tree_structure(1)
 
 
+def test_treedef_hash_ignores_aux_data_as_jaxs():
+  """JAX hashes a node's type and arity only: aux data needs `==`, not a hash."""
+  @tu.register_pytree_node_class
+  class Tagged:
+    def __init__(self, tags, x):
+      self.tags, self.x = tags, x
+
+    def tree_flatten(self):
+      return (self.x,), list(self.tags)   # unhashable aux data
+
+    @classmethod
+    def tree_unflatten(cls, tags, children):
+      return cls(tags, *children)
+
+  t1, t2 = tu.tree_structure(Tagged("ab", 1)), tu.tree_structure(Tagged("cd", 1))
+  assert t1 != t2 and hash(t1) == hash(t2)
+  assert len({t1, t2, tu.tree_structure(Tagged("ab", 5))}) == 2
+  assert hash(tu.tree_structure({"a": 1})) == hash(tu.tree_structure({"b": 1}))
+
+
 def test_treedef_counts_and_children():
   treedef = tu.tree_structure((1, [2, None], {"a": 3}))
   assert treedef.num_leaves == 3

@@ -23,7 +23,14 @@ try:
   from refimpl.config import (config, enable_x64, debug_nans, debug_infs,  # noqa: F401
                               disable_jit, numpy_rank_promotion, threefry_partitionable,
                               default_device, default_prng_impl, enable_custom_prng,
-                              legacy_prng_key, enable_checks, log_compiles)
+                              legacy_prng_key, enable_checks, log_compiles,
+                              numpy_dtype_promotion, default_matmul_precision,
+                              check_tracer_leaks, checking_leaks, explain_cache_misses,
+                              no_tracing, no_execution, thread_guard, allow_f16_reductions,
+                              array_garbage_collection_guard,
+                              jax2tf_associative_scan_reductions, transfer_guard,
+                              transfer_guard_host_to_device, transfer_guard_device_to_host,
+                              transfer_guard_device_to_device, make_user_context)
   from refimpl.api import (jit, make_jaxpr, eval_shape, ShapeDtypeStruct,  # noqa: F401
                            devices, local_devices, device_count,
                            local_device_count, default_backend, device_put,
@@ -31,7 +38,9 @@ try:
                            Device, process_count, process_index, process_indices,
                            host_count, host_id, host_ids, effects_barrier,
                            ensure_compile_time_eval, named_call, named_scope,
-                           print_environment_info)
+                           print_environment_info, make_array_from_callback,
+                           make_array_from_single_device_arrays,
+                           make_array_from_process_local_data)
   from refimpl.autodiff import (jvp, linearize, vjp, grad, value_and_grad,  # noqa: F401
                                 jacfwd, jacrev, jacobian, hessian, linear_transpose,
                                 fwd_and_bwd)
@@ -43,7 +52,7 @@ try:
   from refimpl import ad_checkpoint  # noqa: F401
   from refimpl.callback import pure_callback  # noqa: F401
   from refimpl.dtypes import float0  # noqa: F401
-  from refimpl.array import Array  # noqa: F401
+  from refimpl.array import Array, Shard, copy_to_host_async, live_arrays  # noqa: F401
   from refimpl import numpy, lax  # noqa: F401
   from refimpl.backends import register_backend  # noqa: F401
   from refimpl import sharding  # noqa: F401

@@ -22,7 +22,7 @@ import weakref
 import numpy as np
 
 from refimpl import backends, core, dtypes, tree_util
-from refimpl.config import config
+from refimpl.config import check_transfer, config
 from refimpl.interpreters import ad, batching, partial_eval as pe
 from refimpl.jaxpr import check_jaxpr, dce_jaxpr, ClosedJaxpr, Jaxpr
 
@@ -368,6 +368,11 @@ class JitFunction:
       per_fun = _trace_cache.setdefault(self.fun, {})
     entry = per_fun.get(key)
     if entry is None:
+      if config.jax_no_tracing:
+        raise RuntimeError(f"re-tracing function {_source_info(self.fun)} for `jit`, but "
+                           "'no_tracing' is set")
+      if config.jax_explain_cache_misses:
+        _logger.warning("%s", _explain_cache_miss(self.fun, list(per_fun), key))
       out_tree_box = []
 
       def flat_fun(*flat_args):
@@ -450,6 +455,45 @@ class JitFunction:
 
   def _cache_size(self):
     return len(_trace_cache.get(self.fun, {}))
+
+
+def _source_info(fun):
+  """`name at file:line` of a Python function (its name alone otherwise)."""
+  name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", repr(fun))
+  code = getattr(fun, "__code__", None)
+  return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code else name
+
+
+_KEY_PARTS = ("static argument positions", "static argument names", "static arguments",
+              "argument structure", "argument types", "tracing configuration", "named axes")
+"""What each item of a trace cache key (`JitFunction._trace`) holds."""
+
+
+def _differs(a, b):
+  try:
+    return bool(a != b)
+  except Exception:   # (values without a truth value of their comparison)
+    return True
+
+
+def _explain_cache_miss(fun, seen_keys, key):
+  """Why trace cache `key` of `fun` is new (`jax_explain_cache_misses`): the
+  function was never traced, or what differs from the closest key seen."""
+  lines = ["TRACING CACHE MISS because:", f"  for {_source_info(fun)}"]
+  if not seen_keys:
+    lines.append("  never seen function")
+    return "\n".join(lines)
+  closest = min(seen_keys, key=lambda seen: sum(map(_differs, seen, key)))
+  for part, seen, now in zip(_KEY_PARTS, closest, key):
+    if not _differs(seen, now):
+      continue
+    if part == "argument types" and len(seen) == len(now):
+      for i, (a, b) in enumerate(zip(seen, now)):
+        if a != b:
+          lines.append(f"  argument {i}: seen {a.str_short()}, but now given {b.str_short()}")
+    else:
+      lines.append(f"  {part}: seen {seen}, but now {now}")
+  return "\n".join(lines)
 
 
 def _struct(aval):
@@ -849,7 +893,14 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
       placement.check_compatible_aval(leaf.shape)
     if not isinstance(leaf, core.ConcreteArray) or leaf.device is device:
       return leaf
-    return core.make_array(device.put(np.asarray(leaf)), leaf.aval)
+    buffer = getattr(leaf, "_buffer", None)
+    if buffer is None:   # (host data)
+      check_transfer("host_to_device", leaf.aval, explicit=True)
+      return core.make_array(device.put(np.asarray(leaf)), leaf.aval)
+    if device is _CPU:
+      return core.make_array(leaf._fetch(explicit=True), leaf.aval)
+    check_transfer("device_to_device", leaf.aval, explicit=True)
+    return core.make_array(device.put(np.asarray(buffer)), leaf.aval)
   return tree_util.tree_map(put, x)
 
 
@@ -859,6 +910,8 @@ def device_get(x):
   def get(leaf):
     if not isinstance(leaf, core.ConcreteArray) or dtypes.is_extended(leaf.dtype):
       return leaf
+    if getattr(leaf, "_buffer", None) is not None:
+      leaf._fetch(explicit=True)
     return np.asarray(leaf)
   return tree_util.tree_map(get, x)
 
@@ -869,3 +922,66 @@ def block_until_ready(x):
     if isinstance(leaf, core.ConcreteArray):
       leaf.block_until_ready()
   return x
+
+
+def _one_device_sharding(sharding, api_name):
+  from refimpl import sharding as sharding_module
+  if not isinstance(sharding, sharding_module.Sharding):
+    raise TypeError(f"{api_name}: sharding must be a jax.sharding.Sharding, got "
+                    f"{type(sharding).__name__}")
+  return sharding
+
+
+def _check_shard_shape(data, shape, sharding):
+  expected = sharding.shard_shape(shape)
+  if tuple(np.shape(data)) != tuple(expected):
+    raise ValueError(f"Expected shard shape {tuple(expected)} doesn't match the single device "
+                     f"array shape {tuple(np.shape(data))}. Shape of Array is {tuple(shape)} "
+                     f"with sharding {sharding}")
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+  """The Array of global `shape` laid out by `sharding`, whose piece on each
+  device is `data_callback(index)` (index: a tuple of slices into the
+  array). On one device, one call with the whole array's index
+  (`(slice(None),) * len(shape)`), whose result (of `dtype` when given) must
+  have the whole shape."""
+  import refimpl.numpy as jnp
+  sharding = _one_device_sharding(sharding, "make_array_from_callback")
+  shape = tuple(shape)
+  (device, index), = sharding.devices_indices_map(shape).items()
+  data = jnp.asarray(data_callback(index), dtype=dtype)
+  _check_shard_shape(data, shape, sharding)
+  return device_put(data, sharding)
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+  """The Array of global `shape` laid out by `sharding`, from one array per
+  addressable device of it (in the order of `sharding.addressable_devices`):
+  on one device, a list of one array of the whole shape."""
+  sharding = _one_device_sharding(sharding, "make_array_from_single_device_arrays")
+  shape, arrays = tuple(shape), list(arrays)
+  if len(arrays) != len(sharding.addressable_devices):
+    raise ValueError(f"The sharding has {len(sharding.addressable_devices)} addressable "
+                     f"devices but {len(arrays)} arrays were given; pass one array per device")
+  array, = arrays
+  if dtype is not None and np.dtype(dtype) != array.dtype:
+    raise ValueError(f"If `dtype` is given, it must match the dtype of the arrays: {dtype} "
+                     f"!= {array.dtype}")
+  _check_shard_shape(array, shape, sharding)
+  return device_put(array, sharding)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+  """The Array laid out by `sharding` from the data this process holds
+  (`local_data`, a NumPy or JAX array) of an array of `global_shape` (by
+  default the local data's shape). refimpl is one process, which holds the
+  whole array: `global_shape`, when given, must be the data's shape."""
+  import refimpl.numpy as jnp
+  sharding = _one_device_sharding(sharding, "make_array_from_process_local_data")
+  data = jnp.asarray(local_data)
+  shape = data.shape if global_shape is None else tuple(global_shape)
+  if shape != data.shape:
+    raise ValueError(f"global_shape {shape} differs from the local data's shape {data.shape}: "
+                     "a single process holds the whole array")
+  return device_put(data, sharding)

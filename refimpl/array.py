@@ -16,10 +16,12 @@ annotations and checks written for arrays hold inside `jit`, `grad` and
 """
 
 import abc
+import gc
 
 import numpy as np
 
-from refimpl import core
+from refimpl import core, tree_util
+from refimpl.config import check_transfer
 from refimpl.array_methods import ArrayMethods
 
 
@@ -77,12 +79,19 @@ class Array(ArrayMethods, core.ConcreteArray, metaclass=abc.ABCMeta):
   def _value(self):
     """The read-only NumPy data (copied from the device buffer the first time)."""
     host = self._host
-    if host is None:
-      if self._buffer is None:
-        raise RuntimeError(f"Array has been deleted with shape={self._aval.str_short()}.")
-      host = np.asarray(self._buffer)
-      host.flags.writeable = False
-      self._host = host
+    return self._fetch(explicit=False) if host is None else host
+
+  def _fetch(self, explicit):
+    """Copies the device buffer to the host, once (a device-to-host transfer,
+    which the transfer guard checks); returns the read-only host data."""
+    if self._host is not None:
+      return self._host
+    if self._buffer is None:
+      raise RuntimeError(f"Array has been deleted with shape={self._aval.str_short()}.")
+    check_transfer("device_to_host", self.aval, explicit)
+    host = np.asarray(self._buffer)
+    host.flags.writeable = False
+    self._host = host
     return host
 
   def _contiguous_value(self):
@@ -178,6 +187,24 @@ class Array(ArrayMethods, core.ConcreteArray, metaclass=abc.ABCMeta):
       self._buffer.block_until_ready()
     return self
 
+  def copy_to_host_async(self):
+    """Starts copying a device buffer's data to the host (refimpl copies it
+    now); nothing for data already on the host."""
+    self._value
+
+  @property
+  def addressable_shards(self):
+    """The pieces of the array this process's devices hold: one `Shard`, the
+    whole array on its device."""
+    return [Shard(self.device, self.sharding, self.shape, self)]
+
+  global_shards = addressable_shards
+  """Every device's piece: the same one `Shard` (one device, one process)."""
+
+  def addressable_data(self, index):
+    """The data of addressable shard `index` (0: the whole array)."""
+    return self.addressable_shards[index].data
+
   @property
   def is_fully_replicated(self):
     return True
@@ -241,3 +268,47 @@ class Array(ArrayMethods, core.ConcreteArray, metaclass=abc.ABCMeta):
 
 
 Array.register(core.Tracer)   # tracers are Arrays, as in JAX
+
+
+class Shard:
+  """One device's piece of an array (`Array.addressable_shards`): its
+  `device`, the `index` (a tuple of slices) of the piece in the array,
+  `replica_id` (0: the piece's first copy) and `data`, the piece as an Array
+  (None when not given). On one device the piece is the whole array."""
+
+  def __init__(self, device, sharding, global_shape, data=None):
+    self.device, self._sharding, self._global_shape = device, sharding, tuple(global_shape)
+    self.data = data
+
+  @property
+  def index(self):
+    return self._sharding.devices_indices_map(self._global_shape)[self.device]
+
+  @property
+  def replica_id(self):
+    return 0
+
+  def __repr__(self):
+    return (f"Shard(device={self.device!r}, index={self.index}, "
+            f"replica_id={self.replica_id}, data={self.data})")
+
+
+def copy_to_host_async(x):
+  """Calls the `copy_to_host_async` method of each leaf of pytree `x` that
+  has one (arrays); returns `x`."""
+  for leaf in tree_util.tree_leaves(x):
+    copy = getattr(leaf, "copy_to_host_async", None)
+    if copy is not None:
+      copy()
+  return x
+
+
+def live_arrays(platform=None):
+  """The Arrays alive now (not deleted), of the devices of `platform` ("cpu",
+  "gpu", a backend's name) or of every device: found among the objects the
+  garbage collector tracks, so that creating an Array costs nothing more."""
+  from refimpl.api import devices
+  wanted = None if platform is None else set(devices(platform))
+  return [x for x in gc.get_objects()
+          if isinstance(x, core.ConcreteArray) and isinstance(x, Array) and not x.is_deleted()
+          and (wanted is None or x.device in wanted)]

@@ -26,7 +26,7 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.array_methods import ArrayMethods
-from refimpl.config import config
+from refimpl.config import check_transfer, config
 from refimpl.errors import (ConcretizationTypeError, TracerArrayConversionError,
                             TracerBoolConversionError,
                             TracerIntegerConversionError, UnexpectedTracerError,
@@ -207,9 +207,13 @@ class DeviceBuffer:
 
 def to_data(x):
   """What a device backend's program takes for the concrete value `x`: the
-  buffer an Array holds, else its NumPy data (`to_numpy`)."""
+  buffer an Array holds, else its NumPy data (`to_numpy`), which the program
+  puts on its device (an implicit host-to-device transfer)."""
   buffer = getattr(x, "_buffer", None)
-  return buffer if buffer is not None else to_numpy(x)
+  if buffer is not None:
+    return buffer
+  check_transfer("host_to_device", get_aval(x))
+  return to_numpy(x)
 
 
 # --- physical types ----------------------------------------------------------
@@ -455,7 +459,12 @@ def _allocatable_out_avals(primitive, in_avals, params):
 @np.errstate(all="ignore")  # as a decorator: thread-safe, set and reset per call
 def _run_impl(primitive, values, params):
   """Runs `primitive`'s reference rule; NaN/inf results are values, not
-  warnings (NumPy's floating-point errors are ignored)."""
+  warnings (NumPy's floating-point errors are ignored). With
+  `jax_no_execution`, raises RuntimeError instead."""
+  if config.jax_no_execution:
+    name = params["name"] if primitive.name == "jit" else primitive.name
+    raise RuntimeError(f"JAX tried to execute function {name}, but the "
+                       "no_execution config option is set")
   return primitive.impl(*values, **params)
 
 

@@ -187,8 +187,23 @@ def _upper_bounds(lattice, node):
   return seen
 
 
-_UPPER_BOUNDS = {x64: {node: frozenset(_upper_bounds(lattice, node)) for node in lattice}
-                 for x64, lattice in ((True, _LATTICE), (False, _LATTICE_X32))}
+# jax_numpy_dtype_promotion='strict': a dtype promotes only to itself; the
+# weak types of Python scalars still join each other and any type of their
+# kind or a wider kind (an int scalar with float16 is float16, a float scalar
+# with int32 has no join).
+_STRICT_LATTICE = {
+    **{dt: [] for dt in SUPPORTED_DTYPES},
+    _WEAK_INT: [_WEAK_FLOAT, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                *NARROW_INT_DTYPES],
+    _WEAK_FLOAT: [_WEAK_COMPLEX, bfloat16, float16, float32, float64, *NARROW_FLOAT_DTYPES],
+    _WEAK_COMPLEX: [complex64, complex128],
+}
+
+_UPPER_BOUNDS = {
+    (x64, mode): {node: frozenset(_upper_bounds(lattice, node)) for node in lattice}
+    for x64, mode, lattice in ((True, "standard", _LATTICE), (False, "standard", _LATTICE_X32),
+                               (True, "strict", _STRICT_LATTICE),
+                               (False, "strict", _STRICT_LATTICE))}
 
 
 class TypePromotionError(ValueError):
@@ -196,8 +211,9 @@ class TypePromotionError(ValueError):
 
 
 def _least_upper_bound(nodes):
-  """The join of `nodes` on the lattice of the current x64 mode."""
-  upper_bounds = _UPPER_BOUNDS[bool(config.jax_enable_x64)]
+  """The join of `nodes` on the lattice of the current x64 and promotion modes."""
+  strict = config.jax_numpy_dtype_promotion == "strict"
+  upper_bounds = _UPPER_BOUNDS[bool(config.jax_enable_x64), "strict" if strict else "standard"]
   unknown = [n for n in nodes if n not in upper_bounds]
   if unknown:   # float0 (the tangent type of integers) takes no part in promotion
     raise ValueError(f"dtype={unknown[0]!r} is not a valid dtype for JAX type promotion.")
@@ -207,6 +223,11 @@ def _least_upper_bound(nodes):
       return candidate
   names = tuple(str(n) for n in nodes)
   narrow = [n for n in nodes if n in NARROW_FLOAT_DTYPES + NARROW_INT_DTYPES]
+  if strict:
+    raise TypePromotionError(
+        f"Input dtypes {names} have no available implicit dtype promotion path when "
+        "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+        "output type, or set jax_numpy_dtype_promotion=standard.")
   if narrow:
     if narrow[0] in NARROW_INT_DTYPES:
       what, target = "1-bit, 2-bit and 4-bit integers", "int32"
@@ -559,6 +580,35 @@ def finfo(dt):
 def iinfo(dt):
   """Machine limits of an integer type (int4 and the other narrow ones included)."""
   return ml_dtypes.iinfo(np.dtype(dt))
+
+
+def itemsize_bits(dtype):
+  """The number of bits of an element of `dtype`: its width for numbers (4 for
+  int4 and float4_e2m1fn, whose NumPy itemsize is a byte), 8 for bool."""
+  if dtype is None:
+    raise ValueError("dtype cannot be None.")
+  dt = np.dtype(dtype)
+  if dt == bool_:
+    return 8
+  if is_integer(dt):
+    return iinfo(dt).bits
+  if is_float(dt):
+    return finfo(dt).bits
+  if is_complex(dt):
+    return 2 * finfo(dt).bits
+  raise ValueError(f"unexpected input: dtype={dt!r}")
+
+
+def scalar_type_of(x):
+  """The Python scalar type of a value's dtype: bool, int (every integer
+  type), float (every real float type) or complex; TypeError otherwise."""
+  dt = dtype(x)
+  if not is_extended(dt):
+    for kind, scalar_type in ((is_bool, bool), (is_integer, int), (is_float, float),
+                              (is_complex, complex)):
+      if kind(dt):
+        return scalar_type
+  raise TypeError(f"Invalid scalar value {x}")
 
 
 def short_name(dt):

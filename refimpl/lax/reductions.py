@@ -26,6 +26,7 @@ import operator
 import numpy as np
 
 from refimpl import core, dtypes, tree_util
+from refimpl.config import config
 from refimpl.core import Primitive, ShapedArray, get_aval
 from refimpl.custom_derivatives import custom_jvp
 from refimpl.interpreters import ad, batching
@@ -145,7 +146,15 @@ def _axes(axes):
 
 
 def reduce_sum(operand, axes):
-  return reduce_sum_p.bind(operand, axes=_axes(axes))
+  """Sum over `axes`. With `jax_allow_f16_reductions` off, a float16 or
+  bfloat16 operand raises ValueError (unless every summed axis has size 1)."""
+  axes = _axes(axes)
+  if not config.jax_allow_f16_reductions:
+    aval = get_aval(operand)
+    if aval.dtype in (dtypes.float16, dtypes.bfloat16) and any(aval.shape[d] != 1 for d in axes):
+      raise ValueError(f"reduce_sum on operand {aval.str_short()} is not allowed when "
+                       "jax_allow_f16_reductions=False.")
+  return reduce_sum_p.bind(operand, axes=axes)
 
 
 def reduce_prod(operand, axes):

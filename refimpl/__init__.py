@@ -19,7 +19,7 @@ try:
   # where each call starts a new chunk of CPython's frame stack, mapping and
   # unmapping memory each time: some 10 ms of system calls and page faults.
   import numpy as _np  # noqa: F401
-  from refimpl import tree_util, tree, errors, dtypes, debug  # noqa: F401
+  from refimpl import tree_util, tree, errors, dtypes, debug, memory  # noqa: F401
   from refimpl.config import (config, enable_x64, debug_nans, debug_infs,  # noqa: F401
                               disable_jit, numpy_rank_promotion, threefry_partitionable,
                               default_device, default_prng_impl, enable_custom_prng,

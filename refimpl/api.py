@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 
-from refimpl import backends, core, dtypes, tree_util
+from refimpl import backends, core, dtypes, memory, tree_util
 from refimpl.config import check_transfer, config
 from refimpl.interpreters import ad, batching, partial_eval as pe
 from refimpl.jaxpr import check_jaxpr, dce_jaxpr, ClosedJaxpr, Jaxpr
@@ -878,13 +878,16 @@ def default_backend():
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   """Converts the leaves of `x` to Arrays on `device` (by default the
   configured backend's first device; for a Sharding, or a PartitionSpec over
-  the mesh `set_mesh` set, its one device): on a GPU their data is copied to a
-  device buffer; on the CPU a device buffer is copied to the host."""
+  the mesh `set_mesh` set, its one device; for `memory.Space.Host` the host,
+  for the other memory spaces the default device): on a GPU their data is
+  copied to a device buffer; on the CPU a device buffer is copied to the host."""
   import refimpl.numpy as jnp
   from refimpl import sharding
   placement = device if isinstance(device, (sharding.Sharding, sharding.PartitionSpec)) else None
   if placement is not None:
     device = sharding.device_of(placement)
+  elif isinstance(device, memory.Space):
+    device = _CPU if device is memory.Space.Host else None
   device = device if isinstance(device, Device) or hasattr(device, "put") else devices()[0]
 
   def put(leaf):

@@ -15,6 +15,7 @@ order. IEEE rules hold: 0 * inf is NaN.
 """
 
 import math
+import types as pytypes
 
 import numpy as np
 from llvmlite import binding as llvm, ir
@@ -772,6 +773,153 @@ def tridiagonal_solve(dl, d, du, b, out, sizes):
         pass
 
 
+# hessenberg, tridiagonal, ormqr, schur and cholesky_update run the
+# reference's own per-matrix Python (refimpl/lax/linalg.py: `_hessenberg_matrix`
+# and the others), compiled by Numba (`_compiled`), on each matrix of the batch.
+
+def _compiled(fn, calls):
+  """The reference's Python function `fn` compiled as a kernel, the functions
+  it calls by the names in `calls` replaced by their compiled versions."""
+  function = pytypes.FunctionType(fn.__code__, dict(fn.__globals__, **calls), fn.__name__,
+                                  fn.__defaults__, fn.__closure__)
+  return kernel_jit(function)
+
+
+_REFERENCE = {}
+for _name in ("_larfg", "_reflect_left", "_reflect_right", "_reflector", "_hessenberg_matrix",
+              "_hessenberg_with_q", "_ormqr_matrix", "_deflation_start", "_givens",
+              "_rotate_rows", "_rotate_columns", "_complex_schur_matrix", "_house",
+              "_standard_block", "_real_schur_matrix", "_cholesky_update_matrix"):
+  _REFERENCE[_name] = _compiled(getattr(lax, _name), _REFERENCE)
+
+_hessenberg_matrix = _REFERENCE["_hessenberg_matrix"]
+_hessenberg_with_q = _REFERENCE["_hessenberg_with_q"]
+_ormqr_matrix = _REFERENCE["_ormqr_matrix"]
+_cholesky_update_matrix = _REFERENCE["_cholesky_update_matrix"]
+_complex_schur_matrix = _REFERENCE["_complex_schur_matrix"]
+_real_schur_matrix = _REFERENCE["_real_schur_matrix"]
+
+
+def _schur_iteration(t, z):
+  """The reference's QR iteration from Hessenberg to Schur form: complex or real."""
+
+
+@overload(_schur_iteration)
+def _schur_iteration_impl(t, z):
+  if isinstance(t.dtype, types.Complex):
+    return lambda t, z: _complex_schur_matrix(t, z)
+  return lambda t, z: _real_schur_matrix(t, z)
+
+
+@kernel_jit
+def hessenberg(x, taus, sizes):
+  """The reference's Hessenberg reduction of each n x n matrix of the flat
+  (B, n, n) stack `x`, in place, the reflectors' factors into `taus` (B, k),
+  k = max(n - 1, 0); NaN for a matrix with a non-finite entry. `sizes` is
+  (B, n)."""
+  batch, n = sizes[0], sizes[1]
+  k = max(n - 1, 0)
+  for p in range(batch):
+    a, t = x[p * n * n:(p + 1) * n * n].reshape((n, n)), taus[p * k:(p + 1) * k]
+    if _finite(a):
+      _hessenberg_matrix(a, t)
+    else:
+      a[:] = _nan_of(x)
+      t[:] = _nan_of(x)
+
+
+@kernel_jit
+def tridiagonal(x, out, d, e, taus, sizes):
+  """The reference's tridiagonal reduction of each n x n matrix of the flat
+  (B, n, n) stack `x` (n >= 1): the Hessenberg reduction of the Hermitian
+  matrix of its read triangle (`sizes` (B, n, lower); rows and columns in
+  reverse order when upper), into `out` (a copy of `x`, that triangle
+  replaced), d (B, n), e and taus (B, n - 1); NaN in the triangle and the
+  vectors for a triangle with a non-finite entry."""
+  batch, n, lower = sizes[0], sizes[1], sizes[2]
+  h, nan = np.empty((n, n), x.dtype), _nan_of(x)
+  for p in range(batch):
+    a = x[p * n * n:(p + 1) * n * n].reshape((n, n))
+    o = out[p * n * n:(p + 1) * n * n].reshape((n, n))
+    d_p, e_p = d[p * n:(p + 1) * n], e[p * (n - 1):(p + 1) * (n - 1)]
+    t = taus[p * (n - 1):(p + 1) * (n - 1)]
+    o[:] = a
+    for i in range(n):   # h[i, j], j <= i: a's element, in reverse order when upper
+      for j in range(i + 1):
+        element = a[i, j] if lower else a[n - 1 - i, n - 1 - j]
+        h[i, j], h[j, i] = element, np.conj(element)
+      h[i, i] = h[i, i].real
+    finite = _finite(h)
+    if finite:
+      _hessenberg_matrix(h, t)
+    for i in range(n):
+      h[i, i] = h[i, i].real
+      for j in range(i + 1):
+        value = h[i, j] if finite else nan
+        if lower:
+          o[i, j] = value
+        else:
+          o[n - 1 - i, n - 1 - j] = value
+      d_p[i if lower else n - 1 - i] = h[i, i].real if finite else np.nan
+      if i < n - 1:
+        e_p[i if lower else n - 2 - i] = h[i + 1, i].real if finite else np.nan
+        if not finite:
+          t[i] = nan
+    if not lower:
+      t[:] = t[::-1].copy()
+
+
+@kernel_jit
+def ormqr(a, taus, c, sizes, flags):
+  """The reference's ormqr: each matrix of the flat (B, rows, columns) stack
+  `c` times op(Q) in place, Q held by (B, m, n) `a` and (B, k) `taus`;
+  `sizes` is (B, m, n, k, rows, columns), `flags` (left, transpose)."""
+  batch, m, n, k, rows, columns = sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5]
+  for p in range(batch):
+    _ormqr_matrix(a[p * m * n:(p + 1) * m * n].reshape((m, n)), taus[p * k:(p + 1) * k],
+                  c[p * rows * columns:(p + 1) * rows * columns].reshape((rows, columns)),
+                  flags[0], flags[1])
+
+
+@kernel_jit
+def schur(x, z, taus, sizes):
+  """The reference's Schur decomposition of each n x n matrix of the flat
+  (B, n, n) stack `x`: T in place, Z into zeroed `z`; NaN for a matrix
+  with a non-finite entry or on which the iteration does not converge.
+  `taus` (n - 1 elements) is scratch; `sizes` is (B, n)."""
+  batch, n = sizes[0], sizes[1]
+  for p in range(batch):
+    t, q = x[p * n * n:(p + 1) * n * n].reshape((n, n)), z[p * n * n:(p + 1) * n * n].reshape((n, n))
+    ok = _finite(t)
+    if ok:
+      _hessenberg_with_q(t, q, taus)
+      ok = _schur_iteration(t, q)
+    if not ok:
+      t[:] = _nan_of(x)
+      q[:] = _nan_of(x)
+
+
+@kernel_jit
+def cholesky_update(r, w, sizes):
+  """The reference's rank-1 update of each n x n factor of the flat (B, n, n)
+  stack `r` by the (B, n) vectors `w`, in place; `sizes` is (B, n)."""
+  batch, n = sizes[0], sizes[1]
+  for p in range(batch):
+    _cholesky_update_matrix(r[p * n * n:(p + 1) * n * n].reshape((n, n)), w[p * n:(p + 1) * n])
+
+
+@kernel_jit
+def symmetric_product(a, c, out, sizes, alpha, beta):
+  """alpha a a^T + beta c for each matrix of the flat (B, m, n) stack `a` and
+  (B, m, m) stack `c` (float64), into `out`; `sizes` is (B, m, n)."""
+  batch, m, n = sizes[0], sizes[1], sizes[2]
+  for p in range(batch):
+    a_p = a[p * m * n:(p + 1) * m * n].reshape((m, n))
+    product = np.dot(a_p, np.ascontiguousarray(a_p.T)) if m and n else np.zeros((m, m))
+    out[p * m * m:(p + 1) * m * m] = (alpha * product).reshape(m * m) \
+        + beta * c[p * m * m:(p + 1) * m * m]
+
+
 # --- their lowering rules ----------------------------------------------------------------
 
 def _batch(aval, core=2):
@@ -983,3 +1131,73 @@ def _tridiagonal_solve(ctx, dl, d, du, b):
   ctx.emit(f"{ctx.function(tridiagonal_solve)}({operands}, {out}, "
            f"{ctx.ints([_batch(b_aval), *b_aval.shape[-2:]])})")
   return from_compute(ctx, out, wide, out_aval)
+
+
+@register(lax.hessenberg_p)
+def _hessenberg(ctx, x):
+  (aval,), (a_aval, taus_aval) = ctx.avals_in, ctx.avals_out
+  n, batch, wide = aval.shape[-1], _batch(aval), lax._wide(aval.dtype)
+  a = _copy(ctx, _wide_operand(ctx, x, aval))
+  taus = _new(ctx, batch * max(n - 1, 0), wide)
+  ctx.emit(f"{ctx.function(hessenberg)}({a}, {taus}, {ctx.ints([batch, n])})")
+  return [from_compute(ctx, a, wide, a_aval), from_compute(ctx, taus, wide, taus_aval)]
+
+
+@register(lax.tridiagonal_p)
+def _tridiagonal(ctx, x, *, lower):
+  (aval,), out_avals = ctx.avals_in, ctx.avals_out
+  n, batch, wide = aval.shape[-1], _batch(aval), lax._wide(aval.dtype)
+  out = _new(ctx, batch * n * n, wide)
+  d, e = _new(ctx, batch * n, np.float64), _new(ctx, batch * (n - 1), np.float64)
+  taus = _new(ctx, batch * (n - 1), wide)
+  ctx.emit(f"{ctx.function(tridiagonal)}({_wide_operand(ctx, x, aval)}, {out}, {d}, {e}, "
+           f"{taus}, {ctx.ints([batch, n, lower])})")
+  return [from_compute(ctx, y, dtype, a) for y, dtype, a in
+          zip((out, d, e, taus), (wide, np.float64, np.float64, wide), out_avals)]
+
+
+@register(lax.ormqr_p)
+def _ormqr(ctx, a, taus, c, *, left, transpose):
+  (a_aval, taus_aval, c_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
+  wide = lax._wide(c_aval.dtype)
+  out = _copy(ctx, _wide_operand(ctx, c, c_aval))
+  sizes = [_batch(c_aval), *a_aval.shape[-2:], taus_aval.shape[-1], *c_aval.shape[-2:]]
+  ctx.emit(f"{ctx.function(ormqr)}({_wide_operand(ctx, a, a_aval)}, "
+           f"{_wide_operand(ctx, taus, taus_aval)}, {out}, {ctx.ints(sizes)}, "
+           f"{ctx.ints([left, transpose])})")
+  return from_compute(ctx, out, wide, out_aval)
+
+
+@register(lax.schur_p)
+def _schur(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_callable):
+  if sort_eig_vals:
+    raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
+  (aval,), out_avals = ctx.avals_in, ctx.avals_out
+  n, batch, wide = aval.shape[-1], _batch(aval), lax._wide(aval.dtype)
+  t = _copy(ctx, _wide_operand(ctx, x, aval))
+  z, taus = _new(ctx, batch * n * n, wide, 0), _new(ctx, max(n - 1, 0), wide)
+  ctx.emit(f"{ctx.function(schur)}({t}, {z}, {taus}, {ctx.ints([batch, n])})")
+  return [from_compute(ctx, y, wide, a) for y, a in zip((t, z), out_avals)]
+
+
+@register(lax.cholesky_update_p)
+def _cholesky_update(ctx, r, w):
+  (r_aval, w_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
+  out = _copy(ctx, operand(ctx, r, r_aval, range(r_aval.ndim), np.dtype(np.float64)))
+  vector = _copy(ctx, operand(ctx, w, w_aval, range(w_aval.ndim), np.dtype(np.float64)))
+  ctx.emit(f"{ctx.function(cholesky_update)}({out}, {vector}, "
+           f"{ctx.ints([_batch(r_aval), r_aval.shape[-1]])})")
+  return from_compute(ctx, out, np.dtype(np.float64), out_aval)
+
+
+@register(lax.symmetric_product_p)
+def _symmetric_product(ctx, a, c, *, alpha, beta):
+  (a_aval, c_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
+  float64 = np.dtype(np.float64)
+  out = _new(ctx, math.prod(c_aval.shape), float64)
+  scalars = [ctx.lowering.const(value, float64) for value in (alpha, beta)]
+  ctx.emit(f"{ctx.function(symmetric_product)}("
+           f"{operand(ctx, a, a_aval, range(a_aval.ndim), float64)}, "
+           f"{operand(ctx, c, c_aval, range(c_aval.ndim), float64)}, {out}, "
+           f"{ctx.ints([_batch(a_aval), *a_aval.shape[-2:]])}, {', '.join(scalars)})")
+  return from_compute(ctx, out, float64, out_aval)

@@ -14,7 +14,9 @@ star-exported into `refimpl.lax`; the rest are reached as
 `refimpl.lax.linalg.<name>`, as in JAX.
 """
 
+import cmath
 import enum
+import math
 import operator
 from collections.abc import Sequence
 
@@ -31,7 +33,7 @@ from refimpl.lax.elementwise import (add, conj, convert_element_type, div, eq, g
 from refimpl.lax.indexing import (GatherDimensionNumbers, GatherScatterMode,
                                   ScatterDimensionNumbers, gather, scatter)
 from refimpl.lax.reductions import reduce_sum
-from refimpl.lax.rules import (ANY, INEXACT, as_dtype, check_dtype, check_same_dtypes, const,
+from refimpl.lax.rules import (ANY, FLOAT, INEXACT, as_dtype, check_dtype, check_same_dtypes, const,
                                contraction_dtype)
 from refimpl.lax.shapes import (broadcast, broadcasted_iota, concatenate, expand_dims, full,
                                 full_like, pad, reshape, squeeze, transpose)
@@ -290,6 +292,26 @@ class SvdAlgorithm(enum.Enum):
 
   def __str__(self):
     return f"SvdAlgorithm.{self.name}"
+
+
+class EigImplementation(enum.Enum):
+  """Which library computes `eig` on GPUs: a hint, ignored by the reference."""
+  CUSOLVER = "cusolver"
+  MAGMA = "magma"
+  LAPACK = "lapack"
+
+
+class EighImplementation(enum.Enum):
+  """Which algorithm computes `eigh` on accelerators: a hint, ignored by the reference."""
+  QR = "qr"
+  JACOBI = "jacobi"
+  QDWH = "qdwh"
+
+
+def _check_implementation(implementation, kind):
+  """None, a member of `kind` or its value; anything else raises ValueError."""
+  if implementation is not None:
+    kind(implementation)
 
 
 # --- helpers of the reference rules -------------------------------------------------
@@ -892,13 +914,15 @@ def _subset(subset_by_index):
 
 
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
-         subset_by_index=None):
+         subset_by_index=None, implementation=None):
   """Eigendecomposition of Hermitian `x`: `(v, w)`, eigenvectors and ascending
   eigenvalues, with `x = v diag(w) v^H`.
 
   With `symmetrize_input`, `(x + x^H) / 2` is decomposed; otherwise only the
-  `lower` (else upper) triangle is read.
+  `lower` (else upper) triangle is read. `implementation` (an
+  `EighImplementation`, for accelerators) is checked and ignored.
   """
+  _check_implementation(implementation, EighImplementation)
   if symmetrize_input:
     x = _symmetrize(x)
   v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
@@ -1062,9 +1086,11 @@ def _eig_shape_rule(x, *, compute_left_eigenvectors, compute_right_eigenvectors)
 
 
 def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
-        use_magma=None):
+        implementation=None, use_magma=None):
   """Eigendecomposition of a general matrix: `[w, vl, vr]`, with `vl` and `vr`
-  only when asked. `use_magma` (a GPU option in JAX) is accepted and ignored."""
+  only when asked. `implementation` (an `EigImplementation`) and `use_magma`
+  (GPU options in JAX) are checked and ignored."""
+  _check_implementation(implementation, EigImplementation)
   del use_magma
   return eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
                     compute_right_eigenvectors=bool(compute_right_eigenvectors))
@@ -1118,6 +1144,712 @@ def _tridiagonal_solve_shape_rule(dl, d, du, b):
 def tridiagonal_solve(dl, d, du, b):
   """Solves the tridiagonal system with diagonals `dl`, `d`, `du` for `b`."""
   return tridiagonal_solve_p.bind(dl, d, du, b)
+
+
+# --- Householder reflections, Hessenberg and tridiagonal reduction, ormqr ----------------
+#
+# The per-matrix functions below (`_hessenberg_matrix`, `_ormqr_matrix`, the
+# Schur iterations, `_cholesky_update_matrix`) act in place on one matrix of
+# float64 or complex128, with the operations Numba compiles: the numba
+# backend runs this same Python (numba_backend/rules/linalg.py).
+
+def _larfg(x):
+  """LAPACK's larfg on the vector `x = [alpha, rest...]`, in place: returns `tau`
+  and leaves `[beta, v[1:]...]` in `x`, where `(I - tau v v^H)^H x = beta e_0`,
+  `v[0] = 1`. No reflection (`tau = 0`) when `rest = 0` and `alpha` is real;
+  otherwise `beta = -copysign(norm(x), Re alpha)` (real), `tau = (beta -
+  alpha) / beta`, `v[1:] = rest / (alpha - beta)`."""
+  alpha = x[0]
+  rest = np.sqrt(np.sum(np.abs(x[1:]) ** 2))
+  if rest == 0 and alpha.imag == 0:
+    return alpha * 0
+  beta = -math.copysign(math.sqrt(abs(alpha) ** 2 + rest ** 2), alpha.real)
+  x[1:] = x[1:] / (alpha - beta)
+  x[0] = beta
+  return (beta - alpha) / beta
+
+
+def _reflect_left(c, v, tau):
+  """`c := (I - tau v v^H) c`, in place."""
+  c -= tau * np.outer(v, np.conj(v) @ np.ascontiguousarray(c))
+
+
+def _reflect_right(c, v, tau):
+  """`c := c (I - tau v v^H)`, in place."""
+  c -= tau * np.outer(np.ascontiguousarray(c) @ v, np.conj(v))
+
+
+def _reflector(a, j, start):
+  """The Householder vector held in column `j` of `a` from row `start` (its
+  implicit leading 1 made explicit)."""
+  v = a[start:, j].copy()
+  v[0] = 1
+  return v
+
+
+def _hessenberg_matrix(a, taus):
+  """Reduces the n x n matrix `a` to upper Hessenberg form in place, as
+  LAPACK's gehrd: for j = 0..n-2, the reflector `H_j = I - taus[j] v v^H`
+  (`_larfg` of `a[j+1:, j]`, `v` zero above row j+1) is applied as
+  `a := H_j^H a H_j`; `v[j+2:]` is kept below the first subdiagonal."""
+  n = a.shape[0]
+  for j in range(n - 1):
+    taus[j] = _larfg(a[j + 1:, j])
+    v = _reflector(a, j, j + 1)
+    _reflect_left(a[j + 1:, j + 1:], v, np.conj(taus[j]))
+    _reflect_right(a[:, j + 1:], v, taus[j])
+
+
+def _ormqr_matrix(a, taus, c, left, transpose):
+  """`c := op(Q) c` (`left`) or `c op(Q)`, in place, `Q = H_0 H_1 ... H_{k-1}`
+  the reflectors held below the diagonal of `a` and in `taus` (as `geqrf`
+  leaves them), `op(Q) = Q^H` if `transpose`."""
+  k = taus.shape[0]
+  for step in range(k):
+    i = step if left == transpose else k - 1 - step
+    tau = np.conj(taus[i]) if transpose else taus[i]
+    v = _reflector(a, i, i)
+    if left:
+      _reflect_left(c[i:, :], v, tau)
+    else:
+      _reflect_right(c[:, i:], v, tau)
+
+
+hessenberg_p = Primitive("hessenberg")
+hessenberg_p.multiple_results = True
+
+
+def _each_matrix(fn, inputs, outputs):
+  """Calls `fn(*matrices, *outputs)` for each batch element: `inputs` are
+  wide arrays sharing a batch shape, copied into the `outputs` they name
+  (`outputs[i]` starts as a copy of `inputs[i]` where i < len(inputs);
+  the rest are scratch arrays of the given batch-less shapes, zeroed).
+  `fn` works in place and returns whether it succeeded. A batch element
+  with a non-finite input, or on which `fn` fails, gets NaN outputs."""
+  batch = inputs[0].shape[:inputs[0].ndim - 2]
+  results = [x.copy() for x in inputs] + [np.zeros(batch + shape, dtype)
+                                          for shape, dtype in outputs]
+  for index in np.ndindex(*batch):
+    ok = all(np.isfinite(x[index]).all() for x in inputs)
+    if ok:
+      ok = fn(*(r[index] for r in results)) is not False
+    if not ok:
+      for r in results:
+        r[index] = _nans(r[index].shape, r.dtype)
+  return results
+
+
+@hessenberg_p.def_impl
+def _hessenberg_reference(a):
+  """Reduction to upper Hessenberg form `a = Q H Q^H` (LAPACK's gehrd).
+
+  Operand `[..., n, n]`, float or complex. Outputs `(a, taus)`: `a` (shape
+  and dtype of the operand) holds `H` in its upper triangle and first
+  subdiagonal and the reflectors' vectors below that; `taus` `[..., n - 1]`
+  (same dtype). `Q = H_0 ... H_{n-2}`, `H_j = I - taus[j] v_j v_j^H`, `v_j`
+  zero above row j+1, one there, `a[j+2:, j]` below; each reflector is
+  LAPACK's larfg (see `qr`), so the subdiagonal of `H` is real. A batch
+  element with a NaN or inf entry gets NaN outputs.
+  """
+  n = a.shape[-1]
+  out, taus = _each_matrix(_hessenberg_matrix, [a.astype(_wide(a.dtype))],
+                           [((max(n - 1, 0),), _wide(a.dtype))])
+  return as_dtype(out, a.dtype), as_dtype(taus, a.dtype)
+
+
+@hessenberg_p.def_abstract_eval
+def _hessenberg_shape_rule(a):
+  check_dtype("hessenberg", a, INEXACT)
+  if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+    raise ValueError(f"Argument to Hessenberg reduction must have shape [..., n, n], got "
+                     f"shape {a.shape}")
+  return a, a.update(shape=a.shape[:-2] + (max(a.shape[-1] - 1, 0),))
+
+
+def hessenberg(a):
+  """Reduction to upper Hessenberg form: `(a, taus)`, with `H` in the upper
+  triangle and first subdiagonal of `a` and the Householder reflectors below
+  (see the `hessenberg` primitive)."""
+  a_out, taus = hessenberg_p.bind(a)
+  return a_out, taus
+
+
+tridiagonal_p = Primitive("tridiagonal")
+tridiagonal_p.multiple_results = True
+
+
+@tridiagonal_p.def_impl
+def _tridiagonal_reference(a, *, lower):
+  """Reduction of a Hermitian matrix to real symmetric tridiagonal form
+  `T = Q^H A Q` (LAPACK's sytrd/hetrd).
+
+  Operand `[..., n, n]` (n >= 1), float or complex; only its `lower` (else
+  upper) triangle is read, the imaginary part of its diagonal ignored.
+  Outputs `(a, d, e, taus)`: `a` is the operand with that triangle
+  replaced: its diagonal is `d` and the next diagonal `e`, the reflectors'
+  vectors beyond; the other triangle is returned as given. `d` `[..., n]`
+  and `e` `[..., n - 1]` (the real dtype) are the diagonal and off-diagonal
+  of `T`; `taus` `[..., n - 1]`. With `lower`, `Q = H_0 ... H_{n-2}`, `H_j`
+  as in `hessenberg` (the Hessenberg reduction of `A`, which is
+  tridiagonal); otherwise the same reduction of `A` with its rows and
+  columns in reverse order (LAPACK's upper storage: `Q = H_{n-2} ... H_0`,
+  `v_j` one at row j, `a[:j, j+1]` above, zero below). A batch element with
+  a NaN or inf in the read triangle gets NaN outputs.
+  """
+  n = a.shape[-1]
+  wide = _wide(a.dtype)
+  h = _hermitian_from_triangle(a.astype(wide), lower)
+  if not lower:
+    h = h[..., ::-1, ::-1]
+  h, taus = _each_matrix(_hessenberg_matrix, [h], [((n - 1,), wide)])
+  i = np.arange(n)
+  d, e = h[..., i, i].real, h[..., i[1:], i[:-1]].real
+  h[..., i, i] = d
+  if lower:
+    out = np.where(np.tri(n, dtype=bool), h, a)
+  else:
+    h, d, e, taus = h[..., ::-1, ::-1], d[..., ::-1], e[..., ::-1], taus[..., ::-1]
+    out = np.where(np.tri(n, dtype=bool).T, h, a)
+  real = to_real_dtype(a.dtype)
+  return as_dtype(out, a.dtype), as_dtype(d, real), as_dtype(e, real), as_dtype(taus, a.dtype)
+
+
+@tridiagonal_p.def_abstract_eval
+def _tridiagonal_shape_rule(a, *, lower):
+  check_dtype("tridiagonal", a, INEXACT)
+  if a.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] == 0:
+    raise ValueError(f"The input to tridiagonal must be a square matrix. Got shape "
+                     f"{a.shape[-2:]}.")
+  *batch, n = a.shape[:-1]
+  real = to_real_dtype(a.dtype)
+  return (a, a.update(shape=(*batch, n), dtype=real), a.update(shape=(*batch, n - 1), dtype=real),
+          a.update(shape=(*batch, n - 1)))
+
+
+def tridiagonal(a, *, lower=True):
+  """Reduction of a Hermitian matrix to tridiagonal form: `(a, d, e, taus)`
+  (see the `tridiagonal` primitive); only the `lower` (else upper) triangle
+  of `a` is read."""
+  return tuple(tridiagonal_p.bind(a, lower=bool(lower)))
+
+
+ormqr_p = Primitive("ormqr")
+
+
+@ormqr_p.def_impl
+def _ormqr_reference(a, taus, c, *, left, transpose):
+  """`op(Q) @ c` (`left`) or `c @ op(Q)` without forming `Q` (LAPACK's
+  ormqr/unmqr).
+
+  `a` `[..., m, n]` holds reflectors below its diagonal and `taus`
+  `[..., k]` their factors, as `geqrf` leaves them: `Q = H_0 ... H_{k-1}`
+  (m x m, see `householder_product`); `op(Q)` is `Q^H` if `transpose`.
+  `c`: `[..., m, p]` when `left`, else `[..., p, m]`; the result has its
+  shape. All of one float or complex dtype; computed wide, rounded once.
+  """
+  wide = _wide(c.dtype)
+  out = c.astype(wide)
+  for index in np.ndindex(*c.shape[:-2]):
+    _ormqr_matrix(a[index].astype(wide), taus[index].astype(wide), out[index], left, transpose)
+  return as_dtype(out, c.dtype)
+
+
+@ormqr_p.def_abstract_eval
+def _ormqr_shape_rule(a, taus, c, *, left, transpose):
+  for i, x in enumerate((a, taus, c)):
+    check_dtype("ormqr", x, INEXACT, position=i)
+  check_same_dtypes("ormqr", a, taus, c)
+  if a.ndim < 2 or c.ndim != a.ndim or taus.ndim != a.ndim - 1:
+    raise TypeError(f"ormqr takes a [..., m, n], taus [..., k] and c [..., p, q] with the same "
+                    f"batch dimensions, got shapes {a.shape}, {taus.shape} and {c.shape}.")
+  if a.shape[:-2] != taus.shape[:-1] or a.shape[:-2] != c.shape[:-2]:
+    raise TypeError(f"ormqr requires equal batch dimensions, got shapes {a.shape}, "
+                    f"{taus.shape} and {c.shape}.")
+  if taus.shape[-1] > min(a.shape[-2:]):
+    raise ValueError(f"ormqr takes at most min(m, n) reflectors, got {taus.shape[-1]} for a "
+                     f"of shape {a.shape}.")
+  m = a.shape[-2]
+  if left and c.shape[-2] != m:
+    raise ValueError("ormqr with left=True expects c to have the same number of rows as the "
+                     f"Householder matrix a. Got a shape {a.shape} and c shape {c.shape}.")
+  if not left and c.shape[-1] != m:
+    raise ValueError("ormqr with left=False expects c to have the same number of columns as "
+                     f"the Householder matrix a has rows. Got a shape {a.shape} and c shape "
+                     f"{c.shape}.")
+  return c
+
+
+def ormqr(a, taus, c, *, left=True, transpose=False):
+  """Multiplies `c` by `Q` of a QR factorization (`a`, `taus` as `geqrf` gives
+  them) without forming `Q`: `Q @ c`, `Q^H @ c` (`transpose`; `Q^T` when
+  real), `c @ Q` or `c @ Q^H` (`left=False`)."""
+  return ormqr_p.bind(a, taus, c, left=bool(left), transpose=bool(transpose))
+
+
+# --- schur ------------------------------------------------------------------------------
+
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def _deflation_start(h, hi, norm):
+  """The first row `lo <= hi` of the unreduced block of the Hessenberg `h`
+  ending at row `hi`: going up from `hi`, the first subdiagonal entry
+  negligible next to its diagonal neighbours (`norm` where those are zero)
+  is set to zero and ends the block."""
+  lo = hi
+  while lo > 0:
+    scale = abs(h[lo - 1, lo - 1]) + abs(h[lo, lo])
+    if abs(h[lo, lo - 1]) <= _EPS * (scale if scale > 0 else norm):
+      h[lo, lo - 1] = 0
+      return lo
+    lo -= 1
+  return 0
+
+
+def _givens(x, y):
+  """`(c, s)`, c real, with `G = [[c, s], [-conj(s), c]]` unitary and
+  `G [x, y] = [r, 0]`."""
+  r = math.hypot(abs(x), abs(y))
+  if x == 0:
+    return 0.0, y * 0 + 1
+  return abs(x) / r, (x / abs(x)) * np.conj(y) / r
+
+
+def _rotate_rows(m, k, c, s, start, stop):
+  """Rows k, k+1 of `m[:, start:stop]` := `G` times them, `G = [[c, s], [-conj(s), c]]`."""
+  top, bottom = m[k, start:stop].copy(), m[k + 1, start:stop].copy()
+  m[k, start:stop] = c * top + s * bottom
+  m[k + 1, start:stop] = c * bottom - np.conj(s) * top
+
+
+def _rotate_columns(m, k, c, s, start, stop):
+  """Columns k, k+1 of `m[start:stop]` := them times `G^H`."""
+  left, right = m[start:stop, k].copy(), m[start:stop, k + 1].copy()
+  m[start:stop, k] = c * left + np.conj(s) * right
+  m[start:stop, k + 1] = c * right - s * left
+
+
+def _complex_schur_matrix(h, z):
+  """The complex Schur form of the Hessenberg `h`, in place, its unitary
+  transformations accumulated into `z` (`z := z G^H`): implicit single-shift
+  QR steps (Wilkinson's shift; an exceptional shift every 10th step
+  without deflation) by Givens rotations, as LAPACK's zlahqr. Returns False
+  after 30 n steps without convergence."""
+  n = h.shape[0]
+  norm = np.sqrt(np.sum(np.abs(h) ** 2))
+  hi, steps, total = n - 1, 0, 0
+  while hi > 0:
+    lo = _deflation_start(h, hi, norm)
+    if lo == hi:
+      hi, steps = hi - 1, 0
+      continue
+    if total == 30 * n:
+      return False
+    steps, total = steps + 1, total + 1
+    a, b, c, d = h[hi - 1, hi - 1], h[hi - 1, hi], h[hi, hi - 1], h[hi, hi]
+    if steps % 10 == 0:
+      shift = d + 0.75 * abs(c)
+    else:   # the eigenvalue of the trailing 2 x 2 block nearer to d
+      root = cmath.sqrt(((a - d) / 2) ** 2 + b * c)
+      shift = (a + d) / 2 + root
+      if abs(shift - d) > abs((a + d) / 2 - root - d):
+        shift = (a + d) / 2 - root
+    x, y = h[lo, lo] - shift, h[lo + 1, lo]
+    for k in range(lo, hi):
+      if k > lo:
+        x, y = h[k, k - 1], h[k + 1, k - 1]
+      cos, sin = _givens(x, y)
+      _rotate_rows(h, k, cos, sin, max(lo, k - 1), n)
+      if k > lo:
+        h[k + 1, k - 1] = 0
+      _rotate_columns(h, k, cos, sin, 0, min(k + 3, hi + 1))
+      _rotate_columns(z, k, cos, sin, 0, n)
+  return True
+
+
+def _house(x):
+  """`(v, beta)` with `(I - beta v v^T) x = -+norm(x) e_0` for a real vector x
+  (beta = 0 when x = 0)."""
+  v = x.copy()
+  norm = np.sqrt(np.sum(x * x))
+  if norm == 0:
+    return v, 0.0
+  v[0] += math.copysign(norm, x[0])
+  return v, 2 / np.sum(v * v)
+
+
+def _standard_block(a, b, c, d):
+  """LAPACK's dlanv2: `(cs, sn, a, b, c, d)` with [[a, b], [c, d]] (given)
+  `= R [[a', b'], [c', d']] R^T`, `R = [[cs, -sn], [sn, cs]]`, the new block
+  upper triangular for real eigenvalues, else with `a' = d'` and `b' c' < 0`."""
+  if c == 0:
+    return 1.0, 0.0, a, b, c, d
+  if b == 0:   # swap rows and columns
+    return 0.0, 1.0, d, -c, 0.0, a
+  if a - d == 0 and (b > 0) != (c > 0):
+    return 1.0, 0.0, a, b, c, d
+  temp = a - d
+  p = temp / 2
+  bcmax, bcmis = max(abs(b), abs(c)), min(abs(b), abs(c)) * math.copysign(1, b) * math.copysign(1, c)
+  scale = max(abs(p), bcmax)
+  discriminant = p / scale * p + bcmax / scale * bcmis
+  if discriminant >= 4 * _EPS:   # real eigenvalues: make the block triangular
+    root = p + math.copysign(math.sqrt(scale) * math.sqrt(discriminant), p)
+    tau = math.hypot(c, root)
+    return root / tau, c / tau, d + root, b - c, 0.0, d - bcmax / root * bcmis
+  # complex (or nearly equal) eigenvalues: make the diagonal equal
+  sigma = b + c
+  tau = math.hypot(sigma, temp)
+  cs = math.sqrt(0.5 * (1 + abs(sigma) / tau))
+  sn = -(p / (tau * cs)) * math.copysign(1, sigma)
+  aa, bb, cc, dd = a * cs + b * sn, -a * sn + b * cs, c * cs + d * sn, -c * sn + d * cs
+  a, b, c, d = aa * cs + cc * sn, bb * cs + dd * sn, -aa * sn + cc * cs, -bb * sn + dd * cs
+  temp = (a + d) / 2
+  a = d = temp
+  if c != 0 and b != 0 and (b > 0) == (c > 0):   # real after all: triangular
+    sab, sac = math.sqrt(abs(b)), math.sqrt(abs(c))
+    p = math.copysign(sab * sac, c)
+    tau = 1 / math.sqrt(abs(b + c))
+    cs1, sn1 = sab * tau, sac * tau
+    cs, sn = cs * cs1 - sn * sn1, cs * sn1 + sn * cs1
+    return cs, sn, temp + p, b - c, 0.0, temp - p
+  if c != 0 and b == 0:
+    return -sn, cs, a, -c, 0.0, d
+  return cs, sn, a, b, c, d
+
+
+def _real_schur_matrix(h, z):
+  """The real Schur form of the real Hessenberg `h`, in place, its orthogonal
+  transformations accumulated into `z`: Francis double-shift QR steps (an
+  exceptional shift at the 10th and 20th step without deflation) by 3 x 3
+  Householder reflections, as LAPACK's dlahqr; a 2 x 2 block that splits off
+  is put in standard form (`_standard_block`). Returns False after 30 n
+  steps without convergence."""
+  n = h.shape[0]
+  norm = np.sqrt(np.sum(h * h))
+  hi, steps, total = n - 1, 0, 0
+  while hi >= 0:
+    lo = _deflation_start(h, hi, norm)
+    if lo == hi:
+      hi, steps = hi - 1, 0
+      continue
+    if lo == hi - 1:
+      k = lo
+      cs, sn, a, b, c, d = _standard_block(h[k, k], h[k, k + 1], h[k + 1, k], h[k + 1, k + 1])
+      _rotate_rows(h, k, cs, sn, k, n)
+      _rotate_columns(h, k, cs, sn, 0, k + 2)
+      _rotate_columns(z, k, cs, sn, 0, n)
+      h[k, k], h[k, k + 1], h[k + 1, k], h[k + 1, k + 1] = a, b, c, d
+      hi, steps = hi - 2, 0
+      continue
+    if total == 30 * n:
+      return False
+    steps, total = steps + 1, total + 1
+    if steps % 10 == 0:
+      w = abs(h[hi, hi - 1]) + abs(h[hi - 1, hi - 2])
+      trace, det = 1.5 * w, w * w
+    else:
+      trace = h[hi - 1, hi - 1] + h[hi, hi]
+      det = h[hi - 1, hi - 1] * h[hi, hi] - h[hi - 1, hi] * h[hi, hi - 1]
+    # the first column of (h - s1)(h - s2), s1 + s2 = trace, s1 s2 = det
+    x = h[lo, lo] * h[lo, lo] + h[lo, lo + 1] * h[lo + 1, lo] - trace * h[lo, lo] + det
+    y = h[lo + 1, lo] * (h[lo, lo] + h[lo + 1, lo + 1] - trace)
+    w = h[lo + 1, lo] * h[lo + 2, lo + 1]
+    for k in range(lo, hi - 1):
+      v, beta = _house(np.array([x, y, w]))
+      _reflect_left(h[k:k + 3, max(lo, k - 1):], v, beta)
+      if k > lo:
+        h[k + 1, k - 1] = 0
+        h[k + 2, k - 1] = 0
+      _reflect_right(h[:min(k + 4, hi + 1), k:k + 3], v, beta)
+      _reflect_right(z[:, k:k + 3], v, beta)
+      x, y = h[k + 1, k], h[k + 2, k]
+      if k < hi - 2:
+        w = h[k + 3, k]
+    cos, sin = _givens(x, y)
+    _rotate_rows(h, hi - 1, cos, sin, hi - 2, n)
+    h[hi, hi - 2] = 0
+    _rotate_columns(h, hi - 1, cos, sin, 0, hi + 1)
+    _rotate_columns(z, hi - 1, cos, sin, 0, n)
+  return True
+
+
+def _hessenberg_with_q(t, z, taus):
+  """`t := H`, `z := Q` of `t = Q H Q^H` (`z` given zeroed; `taus` scratch)."""
+  n = t.shape[0]
+  _hessenberg_matrix(t, taus)
+  for j in range(n):
+    z[j, j] = 1
+  for j in range(n - 2, -1, -1):   # z := H_0 ... H_{n-2}
+    _reflect_left(z[j + 1:, j + 1:], _reflector(t, j, j + 1), taus[j])
+  for j in range(n - 2):
+    t[j + 2:, j] = 0
+
+
+schur_p = Primitive("schur")
+schur_p.multiple_results = True
+
+
+@schur_p.def_impl
+def _schur_reference(x, *, compute_schur_vectors, sort_eig_vals, select_callable):
+  """Schur decomposition `x = Z T Z^H` (LAPACK's gees).
+
+  Operand `[..., n, n]`, float or complex. Outputs `T`, then with
+  `compute_schur_vectors` the unitary (orthogonal) `Z`, both of `x`'s
+  shape and dtype. For complex `x`, `T` is upper triangular, its diagonal
+  the eigenvalues; for real `x`, `T` is real and quasi-upper-triangular
+  (the real Schur form): 1 x 1 blocks for real eigenvalues and 2 x 2 blocks
+  `[[a, b], [c, a]]` with `b c < 0` for the pairs `a +- sqrt(b c)`.
+  `sort_eig_vals` True raises NotImplementedError (as JAX on CPU);
+  `select_callable` is unused.
+
+  The form is unique only up to the order of the eigenvalues and the phase
+  of each Schur vector; the reference reduces to Hessenberg form, then
+  iterates shifted QR steps (see `_complex_schur_matrix`,
+  `_real_schur_matrix`); compare `Z T Z^H` and the eigenvalues. A batch
+  element with a NaN or inf entry, or on which the iteration does not
+  converge, gets NaN outputs.
+  """
+  if sort_eig_vals:
+    raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
+  n = x.shape[-1]
+  wide = _wide(x.dtype)
+  iterate = _complex_schur_matrix if dtypes.is_complex(wide) else _real_schur_matrix
+
+  def decompose(t, z, taus):
+    _hessenberg_with_q(t, z, taus)
+    return iterate(t, z)
+
+  t, z, _ = _each_matrix(decompose, [x.astype(wide)], [((n, n), wide), ((max(n - 1, 0),), wide)])
+  outs = [as_dtype(t, x.dtype)]
+  if compute_schur_vectors:
+    outs.append(as_dtype(z, x.dtype))
+  return outs
+
+
+@schur_p.def_abstract_eval
+def _schur_shape_rule(x, *, compute_schur_vectors, sort_eig_vals, select_callable):
+  check_dtype("schur", x, INEXACT)
+  if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+    raise ValueError(f"The input to schur must be a square matrix. Got shape {x.shape}.")
+  return (x, x) if compute_schur_vectors else (x,)
+
+
+def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):
+  """Schur decomposition `x = Z T Z^H`: `(T, Z)`, or `(T,)` without
+  `compute_schur_vectors` (see the `schur` primitive)."""
+  return tuple(schur_p.bind(x, compute_schur_vectors=bool(compute_schur_vectors),
+                            sort_eig_vals=bool(sort_eig_vals), select_callable=select_callable))
+
+
+# --- cholesky_update and symmetric_product -------------------------------------------------
+
+def _cholesky_update_matrix(r, z):
+  """`r := ` the upper Cholesky factor of `r^T r + z z^T`, in place (z
+  overwritten), by a Givens rotation per row as JAX's: for row k,
+  `(c, s) = (x, -y) / hypot(x, y)` of `x = r[k, k]`, `y = z[k]` (`(1, 0)` when
+  y = 0; both scaled by max(|x|, |y|) first), then `r[k] := c r[k] - s z`,
+  `z := c z + s r[k]` (the old row)."""
+  for k in range(r.shape[0]):
+    x, y = r[k, k], z[k]
+    c, s = 1.0, 0.0
+    if y != 0:
+      scale = max(abs(x), abs(y))
+      x, y = x / scale, y / scale
+      inverse = 1 / math.sqrt(x * x + y * y)
+      c, s = x * inverse, -y * inverse
+    row = r[k].copy()
+    r[k] = c * row - s * z
+    z[:] = c * z + s * row
+
+
+cholesky_update_p = Primitive("cholesky_update")
+
+
+@cholesky_update_p.def_impl
+def _cholesky_update_reference(r_matrix, w_vector):
+  """Rank-1 update of a Cholesky factor: the upper-triangular `R'` with
+  `R'^T R' = R^T R + w w^T`.
+
+  Operands: `r_matrix` `[..., n, n]` (upper triangular, its diagonal
+  positive) and `w_vector` `[..., n]`, of one float dtype (not complex);
+  the result has `r_matrix`'s shape. Computed wide by JAX's Givens
+  rotations (`_cholesky_update_matrix`), rounded once; the entries below
+  the diagonal are those rotations' rounding residue (zero in exact
+  arithmetic). `jax.lax.linalg.cholesky_update` takes exactly one matrix;
+  the batch dimensions serve `vmap`.
+  """
+  out, w = r_matrix.astype(np.float64), w_vector.astype(np.float64)
+  for index in np.ndindex(*r_matrix.shape[:-2]):
+    _cholesky_update_matrix(out[index], w[index])
+  return as_dtype(out, r_matrix.dtype)
+
+
+@cholesky_update_p.def_abstract_eval
+def _cholesky_update_shape_rule(r_matrix, w_vector):
+  for i, x in enumerate((r_matrix, w_vector)):
+    check_dtype("cholesky_update", x, FLOAT, position=i)
+  check_same_dtypes("cholesky_update", r_matrix, w_vector)
+  r_shape, w_shape = r_matrix.shape, w_vector.shape
+  if (r_matrix.ndim < 2 or w_vector.ndim != r_matrix.ndim - 1 or r_shape[-1] != r_shape[-2]
+      or w_shape[-1] != r_shape[-1] or w_shape[:-1] != r_shape[:-2]):
+    raise ValueError("Rank-1 update to Cholesky decomposition takes a square matrix and a "
+                     f"vector of the same size as input. Got shapes {r_shape} and {w_shape} "
+                     "instead")
+  return r_matrix
+
+
+def cholesky_update(r_matrix, w_vector):
+  """The upper Cholesky factor of `R^T R + w w^T` from the factor `R` (n x n,
+  upper triangular) and the vector `w` (n,), in O(n^2) (see the
+  `cholesky_update` primitive). Only single matrices: other ranks raise
+  TypeError, as JAX."""
+  for i, (x, rank) in enumerate(((r_matrix, 2), (w_vector, 1))):
+    shape = get_aval(x).shape
+    if len(shape) != rank:
+      raise TypeError(f"Input {i} to cholesky_update must have a rank of exactly {rank}, but "
+                      f"got shape={shape}")
+  return cholesky_update_p.bind(r_matrix, w_vector)
+
+
+symmetric_product_p = Primitive("symmetric_product")
+
+
+@symmetric_product_p.def_impl
+def _symmetric_product_reference(a_matrix, c_matrix, *, alpha, beta):
+  """`alpha * a @ a^T + beta * c` (BLAS's syrk).
+
+  `a_matrix` `[..., m, n]`, `c_matrix` `[..., m, m]` (symmetric), of one
+  float dtype (not complex); the result has `c_matrix`'s shape. JAX
+  guarantees only the lower triangle (its GPU kernel leaves the upper one
+  as `beta * c`); the reference computes every entry, wide, rounded once.
+  """
+  a = a_matrix.astype(np.float64)
+  return as_dtype(alpha * (a @ _mT(a)) + beta * c_matrix.astype(np.float64), c_matrix.dtype)
+
+
+@symmetric_product_p.def_abstract_eval
+def _symmetric_product_shape_rule(a_matrix, c_matrix, *, alpha, beta):
+  for i, x in enumerate((a_matrix, c_matrix)):
+    check_dtype("symmetric_product", x, FLOAT, position=i)
+  check_same_dtypes("symmetric_product", a_matrix, c_matrix)
+  a_shape, c_shape = a_matrix.shape, c_matrix.shape
+  if a_matrix.ndim < 2 or c_matrix.ndim != a_matrix.ndim or a_shape[:-2] != c_shape[:-2]:
+    raise TypeError(f"symmetric_product takes matrices with the same batch dimensions, got "
+                    f"shapes {a_shape} and {c_shape}.")
+  if a_shape[-2] != c_shape[-1] or c_shape[-2] != c_shape[-1]:
+    raise ValueError("symmetric_update expects a rectangular matrix of shape (m, n) and a "
+                     f"square matrix of shape (n, n). Got shapes {a_shape[-2:]} and "
+                     f"{c_shape[-2:]}.")
+  return c_matrix.update(weak_type=False)
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha=1., beta=0., symmetrize_output=False):
+  """`alpha * a @ a^T + beta * c` for symmetric `c` (see the
+  `symmetric_product` primitive). With `symmetrize_output`, the upper
+  triangle is replaced by the transpose of the lower one."""
+  result = symmetric_product_p.bind(a_matrix, c_matrix, alpha=float(alpha), beta=float(beta))
+  if symmetrize_output:
+    result = add(_tril(result), _T(_tril(result, -1)))
+  return result
+
+
+# --- qdwh -------------------------------------------------------------------------------
+
+def _qdwh_coefficients(eps, max_iterations):
+  """QDWH's weights `(a, b, c)` for each step while the lower bound `l` on the
+  smallest singular value of the scaled iterate (`eps` at first) is short of
+  1 (by more than 5 eps), at most `max_iterations` of them."""
+  coefficients, l, k = [], eps, 0
+  while l + 5 * eps < 1 and k < max_iterations:
+    k += 1
+    l2 = l * l
+    dd = (4 * (1 / l2 - 1) / l2) ** (1 / 3)
+    sqd = (1.0 + dd) ** (1 / 2)
+    a = sqd + (2 - dd + 2 * (2 - l2) / (l2 * sqd)) ** (1 / 2)
+    b = (a - 1) ** 2 / 4
+    c = a + b - 1
+    l = l * (a + b * l2) / (1 + c * l2)
+    coefficients.append((a, b, c))
+  return coefficients
+
+
+def _qdwh_qr_step(u, a, b, c):
+  """`e u + (a - e) / sqrt(c) q1 q2^H` with `[q1; q2]` the thin Q of
+  `[sqrt(c) u; I]`, e = b / c: a QDWH step by QR (for large c)."""
+  import refimpl.numpy as jnp
+  m, n = u.shape
+  q, _ = qr(jnp.concatenate([np.sqrt(c) * u, jnp.eye(n, dtype=u.dtype)]), full_matrices=False)
+  return (b / c) * u + ((a - b / c) / np.sqrt(c)) * (q[:m] @ jnp.conj(q[m:].T))
+
+
+def _qdwh_cholesky_step(u, a, b, c):
+  """`e u + (a - e) u (c u^H u + I)^-1`, e = b / c, by the Cholesky factor of
+  `c u^H u + I`: a QDWH step for small c."""
+  import refimpl.numpy as jnp
+  y = cholesky(c * (jnp.conj(u.T) @ u) + jnp.eye(u.shape[1], dtype=u.dtype),
+               symmetrize_input=False)
+  z = jnp.conj(triangular_solve(y, u.T, left_side=True, lower=True, conjugate_a=True))
+  z = jnp.conj(triangular_solve(y, z, left_side=True, lower=True, transpose_a=True,
+                                conjugate_a=True).T)
+  return (b / c) * u + (a - b / c) * z
+
+
+def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=None):
+  """Polar decomposition `x = u h` by the QR-based dynamically weighted Halley
+  iteration (Nakatsukasa, Bai and Gygi, 2010), as JAX's.
+
+  `x`: an M x N matrix, M >= N (else ValueError), full rank. Returns
+  `(u, h, num_iters, is_converged)`: `u` (M x N) with orthonormal columns,
+  `h` (N x N) Hermitian positive semidefinite, the number of iterations
+  (int32) and whether the iterates converged (`norm(u_k - u_{k-1}) <
+  (5 eps)^(1/3)`, Frobenius) within `max_iterations` (default 10). `x` is
+  first scaled by `1 / sqrt(norm(x, 1) norm(x, inf))`; steps use QR while
+  the weight c exceeds 100, then Cholesky, then plain Halley steps (a, b, c
+  = 3, 1, 3) until convergence; a Newton-Schulz step refines `u` and `h =
+  (u^H x + x^H u) / 2`. `eps` defaults to the dtype's; `is_hermitian` is
+  unused. With `dynamic_shape = (m, n)`, `x[:m, :n]` is decomposed and the
+  results are padded with zeros to `x`'s shape.
+  """
+  import refimpl.numpy as jnp
+  from refimpl.lax.control_flow.while_loop import while_loop
+  del is_hermitian
+  max_iterations = 10 if max_iterations is None else operator.index(max_iterations)
+  x = jnp.asarray(x)
+  M, N = x.shape
+  if M < N:
+    raise ValueError("The input matrix of shape M x N must have M >= N.")
+  m, n = (M, N) if dynamic_shape is None else dynamic_shape
+  x_full, x = x, x[:m, :n]
+  if eps is None:
+    eps = float(dtypes.finfo(x.dtype).eps)
+  one_norm, inf_norm = jnp.linalg.norm(x, ord=1), jnp.linalg.norm(x, ord=jnp.inf)
+  scale = jnp.where(one_norm == 0, 1, 1 / (jnp.sqrt(one_norm) * jnp.sqrt(inf_norm)))
+  u = x * scale.astype(x.dtype)
+  tol_norm = np.cbrt(5 * eps)
+  coefficients = _qdwh_coefficients(eps, max_iterations)
+  not_converged = jnp.asarray(True)
+  for a, b, c in coefficients:
+    previous = u
+    u = (_qdwh_qr_step if c > 100 else _qdwh_cholesky_step)(u, a, b, c)
+    if c <= 100:
+      not_converged = jnp.linalg.norm(u - previous) > tol_norm
+
+  def halley(state):
+    k, u, _ = state
+    u_next = _qdwh_cholesky_step(u, 3, 1, 3)
+    return k + 1, u_next, jnp.linalg.norm(u_next - u) > tol_norm
+
+  num_iters, u, not_converged = while_loop(
+      lambda state: jnp.logical_and(state[2], state[0] < max_iterations), halley,
+      (jnp.asarray(len(coefficients), np.int32), u, not_converged))
+  u = 1.5 * u - 0.5 * u @ (jnp.conj(u.T) @ u)
+  h = jnp.conj(u.T) @ x
+  h = (h + jnp.conj(h.T)) / 2
+  if (m, n) != (M, N):
+    u = jnp.zeros_like(x_full).at[:m, :n].set(u)
+    h = jnp.zeros((N, N), x.dtype).at[:n, :n].set(h)
+  return u, h, num_iters, jnp.logical_not(not_converged)
 
 
 # =====================================================================================
@@ -1611,3 +2343,12 @@ ad.defjvp_unsupported(householder_product_p, NotImplementedError,
                       "Differentiation rule for 'householder_product' not implemented")
 batching.primitive_batchers[geqrf_p] = _batch_dims_first(geqrf_p)
 batching.primitive_batchers[householder_product_p] = _batch_dims_first(householder_product_p)
+
+
+# As JAX: the reductions, ormqr, cholesky_update and symmetric_product have no
+# derivative rules; their leading dimensions are batch dimensions.
+for _primitive in (hessenberg_p, tridiagonal_p, ormqr_p, schur_p, cholesky_update_p,
+                   symmetric_product_p):
+  ad.defjvp_unsupported(_primitive, NotImplementedError,
+                        f"Differentiation rule for '{_primitive.name}' not implemented")
+  batching.primitive_batchers[_primitive] = _batch_dims_first(_primitive)

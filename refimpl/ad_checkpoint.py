@@ -11,8 +11,12 @@ recorded unknown half takes the primal inputs (plus the saved residuals) and
 recomputes the rest.
 """
 
+import collections
 import functools
+import inspect
 import types
+
+import numpy as np
 
 from refimpl import core, tree_util
 from refimpl.core import Primitive
@@ -21,7 +25,8 @@ from refimpl.interpreters import partial_eval as pe
 from refimpl.interpreters.eval import eval_closed_jaxpr, eval_jaxpr
 from refimpl.jaxpr import ClosedJaxpr, Jaxpr, Var, dce_jaxpr
 
-__all__ = ['checkpoint', 'remat', 'checkpoint_policies', 'checkpoint_name']
+__all__ = ['checkpoint', 'remat', 'checkpoint_policies', 'checkpoint_name', 'Recompute',
+           'Saveable', 'Offloadable', 'print_saved_residuals']
 
 
 # --- the checkpoint primitive ------------------------------------------------
@@ -73,13 +78,57 @@ def _plan_recomputation(known, num_res, policy):
       continue
     seen.add(var)
     eqn = producer[var]
-    if policy is not None and policy(eqn.primitive, *[v.aval for v in eqn.invars],
-                                     **eqn.params):
+    if policy is not None and _saves(policy(eqn.primitive, *[v.aval for v in eqn.invars],
+                                            **eqn.params)):
       saved.append(var)
     else:
       recomputed.add(id(eqn))
       stack += [v for v in eqn.invars if isinstance(v, Var)]
   return saved, [e for e in jaxpr.eqns if id(e) in recomputed]
+
+
+class RecomputeType:
+  """The type of `Recompute`."""
+
+  def __repr__(self):
+    return "Recompute"
+
+
+class SaveableType:
+  """The type of `Saveable`."""
+
+  def __repr__(self):
+    return "Saveable"
+
+
+Recompute = RecomputeType()
+"""What a policy returns for a value to recompute in the backward pass (as False)."""
+
+Saveable = SaveableType()
+"""What a policy returns for a value to save for the backward pass (as True)."""
+
+
+class Offloadable(collections.namedtuple("Offloadable", ["src", "dst"])):
+  """What a policy returns for a value to save in another memory (`dst`, a
+  memory kind such as "pinned_host") and bring back to `src` ("device") for
+  the backward pass: on one device, whose memory is the host's, saved as
+  `Saveable` is."""
+
+  __slots__ = ()
+
+
+def _saves(decision):
+  """Whether a policy's `decision` (a bool, `Saveable`, `Recompute` or an
+  `Offloadable`) saves the value."""
+  if isinstance(decision, (bool, np.bool_)):
+    return bool(decision)
+  if isinstance(decision, (SaveableType, Offloadable)):
+    return True
+  if isinstance(decision, RecomputeType):
+    return False
+  raise TypeError("Value returned by a remat policy should be a bool or "
+                  "`ad_checkpoint.Recompute`, `ad_checkpoint.Saveable` or "
+                  f"`ad_checkpoint.Offloadable(...)`. Got {decision} of type {type(decision)}.")
 
 
 def _checkpoint_partial_eval(trace, args, params):
@@ -239,3 +288,58 @@ checkpoint_policies = types.SimpleNamespace(
 checkpoint_policies.__doc__ = """Policies for `checkpoint`: each is called as
 `policy(primitive, *in_avals, **params)` for an equation of the checkpointed
 function and says whether its output may be saved for the backward pass."""
+
+
+def saved_residuals(f, *args, **kwargs):
+  """The values `vjp(f, *args, **kwargs)` saves for the backward pass, as
+  (aval, where it comes from) pairs, in this order: 'from a literal', 'from
+  a constant', 'from the argument NAME' (the argument's name and path in its
+  pytree), then in program order the equation computing it ("named 'N'" for
+  `checkpoint_name`, "output of jitted function 'F'", 'output of PRIM';
+  refimpl's equations carry no source location, which JAX appends)."""
+  from refimpl.api import make_jaxpr
+  from refimpl.autodiff import vjp
+  leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+
+  def flat_f(*leaves):
+    call_args, call_kwargs = tree_util.tree_unflatten(in_tree, leaves)
+    return f(*call_args, **call_kwargs)
+  closed, out_shape = make_jaxpr(lambda *leaves: vjp(flat_f, *leaves),
+                                 return_shape=True)(*leaves)
+  jaxpr = closed.jaxpr
+  residuals = jaxpr.outvars[len(jaxpr.outvars) - len(tree_util.tree_leaves(out_shape[1])):]
+  names = _argument_names(f, args, kwargs)
+  residual_vars = {v for v in residuals if isinstance(v, Var)}
+  results = [(v.aval, "from a literal") for v in residuals if not isinstance(v, Var)]
+  results += [(v.aval, "from a constant") for v in jaxpr.constvars if v in residual_vars]
+  results += [(v.aval, f"from the argument {name}") for v, name in zip(jaxpr.invars, names)
+              if v in residual_vars]
+  for eqn in jaxpr.eqns:
+    for v in eqn.outvars:
+      if v not in residual_vars:
+        continue
+      if eqn.primitive is name_p:
+        results.append((v.aval, f"named '{eqn.params['name']}'"))
+      elif eqn.primitive.name == "jit":
+        results.append((v.aval, f"output of jitted function '{eqn.params['name']}'"))
+      else:
+        results.append((v.aval, f"output of {eqn.primitive.name}"))
+  return results
+
+
+def _argument_names(f, args, kwargs):
+  """The name of each flattened argument: its parameter's name and its path
+  in the argument's pytree (`x`, `params['w']`)."""
+  try:
+    bound = inspect.signature(f).bind(*args, **kwargs).arguments
+  except (TypeError, ValueError):   # (no signature, or one these arguments do not fit)
+    bound = {f"args[{i}]": a for i, a in enumerate(args)} | kwargs
+  return [name + tree_util.keystr(path) for name, value in bound.items()
+          for path, _ in tree_util.tree_flatten_with_path(value)[0]]
+
+
+def print_saved_residuals(f, *args, **kwargs):
+  """Prints `saved_residuals(f, *args, **kwargs)`, one line a value: its
+  type (`f32[3]`) and where it comes from."""
+  for aval, source in saved_residuals(f, *args, **kwargs):
+    print(f"{aval.str_short(short_dtypes=True)} {source}")

@@ -27,7 +27,8 @@ from refimpl.interpreters import partial_eval as pe
 from refimpl.interpreters.eval import eval_closed_jaxpr, run_jaxpr
 
 __all__ = ['custom_jvp', 'custom_vjp', 'custom_gradient', 'closure_convert',
-           'SymbolicZero', 'CustomVJPPrimal', 'custom_vjp_primal_tree_values']
+           'SymbolicZero', 'CustomVJPPrimal', 'custom_vjp_primal_tree_values',
+           'zero_from_primal']
 
 
 class CustomJVPException(Exception):
@@ -65,6 +66,17 @@ class CustomVJPPrimal:
   differentiated; when not, its cotangent is unused)."""
   value: object
   perturbed: bool
+
+
+def zero_from_primal(val, symbolic_zeros=False):
+  """The zero tangent of each leaf of pytree `val`: zeros of its tangent type
+  (its own type for floats, float0 for integers and bools), or with
+  `symbolic_zeros` a `SymbolicZero` of that type (what a custom rule defined
+  with `symbolic_zeros=True` may return for an output with zero tangent)."""
+  def zero(x):
+    aval = ad.tangent_aval(core.get_aval(x))
+    return SymbolicZero(aval) if symbolic_zeros else ad.zeros_like_aval(aval)
+  return tree_util.tree_map(zero, val)
 
 
 def custom_vjp_primal_tree_values(tree):

@@ -15,7 +15,8 @@ import inspect
 import pathlib
 import sys
 
-import refimpl, refimpl.random  # noqa: F401 (together define every primitive)
+import refimpl, refimpl.random  # noqa: F401 (with checkify, define every primitive)
+import refimpl.experimental.checkify  # noqa: F401
 from refimpl import core
 from conformance.divergences import DIVERGENCES
 

@@ -23,7 +23,8 @@ CONTROL_FLOW = {"cond", "while", "scan", "custom_linear_solve", "reduce", "reduc
 """The primitives with sub-jaxprs that are not calls: each evaluates its
 sub-jaxprs its own way (docs/control_flow.md, docs/primitives.md)."""
 
-CALLBACKS = {("pure_callback", "callback"), ("debug_callback", "callback")}
+CALLBACKS = {("pure_callback", "callback"), ("io_callback", "callback"),
+             ("debug_callback", "callback")}
 """The params holding a Python function that evaluation calls."""
 
 

@@ -1,10 +1,11 @@
 """Cases for the primitives that hand values to Python or pass them through:
-pure_callback, debug_callback and optimization_barrier."""
+pure_callback, io_callback, debug_callback and optimization_barrier."""
 
 import numpy as np
 
 import refimpl
 from refimpl import lax
+from refimpl.experimental import io_callback
 from conformance import strategies as S
 from conformance.autodiff import ADCase
 from conformance.cases import Case
@@ -17,6 +18,13 @@ def _pure_sin(x):
                                vmap_method="sequential")
 
 
+def _io_sin(x):
+  """sin computed on the host by NumPy, through io_callback (unordered, so
+  that vmap calls it once per member)."""
+  result = refimpl.ShapeDtypeStruct(np.shape(x), refimpl.numpy.result_type(x))
+  return io_callback(lambda a: np.sin(a).astype(a.dtype), result, x)
+
+
 def _debug_passthrough(x):
   """Hands `x` to a debug callback, which records it; returns `x` doubled."""
   refimpl.debug.callback(lambda v: None, x)
@@ -25,6 +33,7 @@ def _debug_passthrough(x):
 
 CASES = [
     Case("pure_callback", _pure_sin, lambda: S.case_inputs([np.float32]), np.sin),
+    Case("io_callback", _io_sin, lambda: S.case_inputs([np.float32]), np.sin),
     Case("debug.callback", _debug_passthrough, lambda: S.case_inputs(S.INT_DTYPES + [np.float32]),
          lambda x: x * 2),
     Case("lax.optimization_barrier", lambda x, y: lax.optimization_barrier((x, y)),

@@ -1,7 +1,9 @@
-"""Lowering rules of the host callbacks, `pure_callback` and
-`debug_callback` (`jax.debug.print`): the program calls back into Python in
-a `numba.objmode` block, in program order, with the arguments as the
-reference rules pass them, and reads results of the equation's types.
+"""Lowering rules of the host callbacks, `pure_callback`, `io_callback` and
+`debug_callback` (`jax.debug.print`), and of `checkify.check`: the program
+calls back into Python in a `numba.objmode` block, in program order, with
+the arguments as the reference rules pass them, and reads results of the
+equation's types. A debug check is dropped; any other check raises, as it
+must have been functionalized by `checkify` before jit.
 
 The callback object is not written into the source: compiling registers it
 under a new token (`CALLBACKS`), which the program reads at run time from
@@ -14,8 +16,9 @@ compiling it. A registered callback is kept alive as long as the process.
 import numpy as np
 
 from refimpl import core, dtypes
-from refimpl.callback import pure_callback_p
+from refimpl.callback import call_callback, io_callback_p, pure_callback_p
 from refimpl.debug import debug_callback_p
+from refimpl.experimental.checkify import check_p, functionalization_error
 from numba_backend.lower import register, register_for_keys, scalar_dtype, storage_dtype
 
 CALLBACKS = []
@@ -50,9 +53,8 @@ def host_call(token, *args):
   return tuple(_program_value(o, aval) for o, aval in zip(outs, out_avals))
 
 
-def _pure_call(values, in_avals, callback, out_avals):
-  return pure_callback_p.impl(*values, callback=callback, result_avals=out_avals,
-                              vmap_method=None)
+def _result_call(values, in_avals, callback, out_avals):
+  return call_callback(callback, values, out_avals)
 
 
 def _debug_call(values, in_avals, callback, out_avals):
@@ -80,16 +82,33 @@ def _lower_call(ctx, args, callback, out_avals, call):
   with ctx.lowering.block(f"with numba.objmode({types}):"):
     call_source = f"{ctx.function(host_call)}({', '.join([t, *args])})"
     ctx.emit(f"{''.join(o + ', ' for o in outs)}= {call_source}" if outs else call_source)
+  for o in outs:   # read after the block, so that Numba takes even unused results out of it
+    ctx.emit(f"{o} = {o}")
   return outs
 
 
 @register(pure_callback_p)
 @register_for_keys(pure_callback_p)
 def _pure_callback(ctx, *args, callback, result_avals, vmap_method):
-  return _lower_call(ctx, args, callback, result_avals, _pure_call)
+  return _lower_call(ctx, args, callback, result_avals, _result_call)
+
+
+@register(io_callback_p)
+@register_for_keys(io_callback_p)
+def _io_callback(ctx, *args, callback, result_avals, sharding, ordered):
+  return _lower_call(ctx, args, callback, result_avals, _result_call)
 
 
 @register(debug_callback_p)
 @register_for_keys(debug_callback_p)
 def _debug_callback(ctx, *args, callback):
   return _lower_call(ctx, args, callback, [], _debug_call)
+
+
+@register(check_p)
+def _check(ctx, *args, err_tree, debug):
+  # As JAX's lowering: a debug check is dropped; any other must have been
+  # functionalized by checkify.
+  if not debug:
+    raise functionalization_error()
+  return []

@@ -186,9 +186,9 @@ def _pooling_layer(reducer, init_val, rescaler=None):
 
     def init_fun(rng, input_shape):
       pads = lax.padtype_to_pads(input_shape, window_shape, strides, padding)
-      ones = (1,) * len(window_shape)
-      return lax.reduce_window_shape_tuple(input_shape, window_shape, strides, pads, ones,
-                                           ones), ()
+      unit = (1,) * len(window_shape)   # no dilation
+      return lax.reduce_window_shape_tuple(input_shape, window_shape, strides, pads, unit,
+                                           unit), ()
 
     def apply_fun(params, inputs, **kwargs):
       out = lax.reduce_window(inputs, init_val, reducer, window_shape, strides, padding)

@@ -79,6 +79,12 @@ def test_gradients_match_finite_differences():
         np.testing.assert_allclose(np.asarray(grad)[j], fd, rtol=1e-4, atol=1e-6)
 
 
+def test_forward_mode_is_not_defined():
+  t = jnp.linspace(0.0, 1.0, 3)
+  with pytest.raises(TypeError, match="forward-mode autodiff"):
+    jax.jvp(lambda y0: odeint(_decay, y0, t, 1.0), (jnp.ones(1),), (jnp.ones(1),))
+
+
 def test_gradient_through_a_closed_over_value():
   with jax.enable_x64():
     t = jnp.linspace(0.0, 1.5, 3)

@@ -518,8 +518,22 @@ class _Stage:
     """The outputs as a pytree of ShapeDtypeStructs."""
     return tree_util.tree_unflatten(self.out_tree, [_struct(a) for a in self.jaxpr.out_avals])
 
+  @property
+  def args_info(self):
+    """The (args, kwargs) pytree of the dynamic arguments' `jax.stages.ArgInfo`
+    (none donated: refimpl never reuses an argument's buffer)."""
+    from refimpl.stages import ArgInfo   # (refimpl.stages builds on this module)
+    return tree_util.tree_unflatten(self.in_tree,
+                                    [ArgInfo(a, False) for a in self.jaxpr.in_avals])
+
   def as_text(self):
     return str(self.jaxpr)
+
+  def cost_analysis(self):
+    """The program's estimated flops, transcendentals and bytes accessed, as
+    a dict (`refimpl.stages.cost_analysis` says how each is counted)."""
+    from refimpl.stages import cost_analysis
+    return cost_analysis(self.jaxpr)
 
 
 class Traced(_Stage):
@@ -544,13 +558,21 @@ class Lowered(_Stage):
     raise ValueError(f"Unknown dialect {dialect!r}: refimpl's programs are jaxprs "
                      "(dialect None or 'jaxpr'); 'stablehlo' and 'hlo' give None.")
 
-  def compile(self):
+  def compile(self, compiler_options=None):
+    """The `Compiled` stage; refimpl's backends take no `compiler_options`
+    (they compile when the program is first called)."""
     return Compiled(self._jit_fun, self.jaxpr, self.in_tree, self.out_tree)
 
 
 class Compiled(_Stage):
   """`jit(f).lower(*args).compile()`: callable on arguments of the types it was
   traced for (static arguments left out); it cannot be transformed."""
+
+  def memory_analysis(self):
+    """The bytes of the program's arguments, outputs and intermediates, as
+    `refimpl.stages.CompiledMemoryStats` (see `refimpl.stages.memory_analysis`)."""
+    from refimpl.stages import memory_analysis
+    return memory_analysis(self.jaxpr)
 
   def _arg_names(self):
     """JAX's names for the dynamic argument leaves: `x`, `y['a']`, `kw`."""

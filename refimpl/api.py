@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 
-from refimpl import backends, core, dtypes, memory, tree_util
+from refimpl import backends, core, dtypes, memory, monitoring, tree_util
 from refimpl.config import check_transfer, config
 from refimpl.interpreters import ad, batching, partial_eval as pe
 from refimpl.jaxpr import check_jaxpr, dce_jaxpr, ClosedJaxpr, Jaxpr
@@ -71,8 +71,10 @@ class JitPrimitive(core.Primitive):
         if config.jax_log_compiles:
           _logger.warning("Compiling %s with global shapes and types %s on backend %r",
                           name, [a.str_short() for a in jaxpr.in_avals], backend_name)
+        with monitoring.timed(monitoring.BACKEND_COMPILE_EVENT, fun_name=name):
+          compiled = compile(jaxpr)
         program = self._programs[key] = core.from_physical_program(
-            compile(jaxpr), jaxpr.in_avals, jaxpr.out_avals)
+            compiled, jaxpr.in_avals, jaxpr.out_avals)
       per_jaxpr[setting] = program
     return program
 
@@ -383,7 +385,8 @@ class JitFunction:
         out_tree_box.append(out_tree)
         return out_leaves
 
-      closed = pe.trace_to_jaxpr(flat_fun, avals)
+      with monitoring.timed(monitoring.JAXPR_TRACE_EVENT, fun_name=self.__name__):
+        closed = pe.trace_to_jaxpr(flat_fun, avals)
       entry = (closed, out_tree_box[0])
       if not any(isinstance(c, core.Tracer) for c in closed.consts):
         per_fun[key] = entry  # traces that captured outer tracers are not reusable

@@ -33,7 +33,11 @@ def _in_wide(np_fn):
 
 
 def _mH(x):
-  return np.conj(np.swapaxes(x, -1, -2))
+  return np.conj(_mT(x))
+
+
+def _mT(x):
+  return np.swapaxes(x, -1, -2)
 
 
 def _eye_like(x, n):
@@ -585,4 +589,130 @@ AD_CASES = [
            ("lu",)),
     ADCase("jnp.linalg.slogdet", lambda a: tuple(jnp.linalg.slogdet(a)),
            lambda: matrix_inputs(dtype_list=AD_DTYPES), ("lu",)),
+]
+
+
+# --- the reductions to condensed forms, ormqr, cholesky_update, symmetric_product ----------
+
+REAL_DTYPES = [d for d in DTYPES if d.kind == "f"]
+
+
+def _with_leading_one(q):
+  """The identity's first row and column around `q` (`[..., k, k]` to `[..., k+1, k+1]`)."""
+  ndim = q.ndim
+  padded = jnp.pad(q, [(0, 0)] * (ndim - 2) + [(1, 0), (1, 0)])
+  return padded.at[..., 0, 0].set(1)
+
+
+def hessenberg_invariants(a):
+  """`Q H Q^H` and `Q^H Q` (a, I), `H` the upper Hessenberg part of the
+  result and `Q` the product of the reflectors."""
+  out, taus = lax_linalg.hessenberg(a)
+  q = _with_leading_one(lax_linalg.householder_product(out[..., 1:, :-1], taus))
+  h = jnp.triu(out, -1)
+  qh = jnp.conj(jnp.matrix_transpose(q))
+  return q @ h @ qh, qh @ q
+
+
+def numpy_hessenberg_invariants(a):
+  return _wide(a), _eye_like(a, a.shape[-1])
+
+
+def tridiagonal_invariants(a, lower):
+  """The eigenvalues of the tridiagonal `T` (those of the Hermitian matrix of
+  the read triangle), `Q T Q^H` for the lower storage, and the triangle
+  not read, returned as given."""
+  out, d, e, taus = lax_linalg.tridiagonal(a, lower=lower)
+  t = (jnp.vectorize(jnp.diag, signature="(n)->(n,n)")(d)
+       + jnp.vectorize(lambda e: jnp.diag(e, 1) + jnp.diag(e, -1), signature="(k)->(n,n)")(e))
+  kept = jnp.triu(out, 1) if lower else jnp.tril(out, -1)
+  return jnp.linalg.eigvalsh(t), kept
+
+
+def numpy_tridiagonal_invariants(a, lower):
+  return (np.linalg.eigvalsh(_wide(a), UPLO="L" if lower else "U"),
+          np.triu(a, 1) if lower else np.tril(a, -1))
+
+
+def ormqr_of_qr(a, c, left, transpose):
+  """ormqr with the reflectors of `a`'s QR factorization (geqrf)."""
+  reflectors, taus = lax_linalg.geqrf(a)
+  return lax_linalg.ormqr(reflectors, taus, c, left=left, transpose=transpose)
+
+
+def numpy_ormqr_of_qr(a, c, left, transpose):
+  q = np.linalg.qr(_wide(a), mode="complete")[0]   # LAPACK's reflectors, as geqrf's
+  q = _mH(q) if transpose else q
+  return q @ _wide(c) if left else _wide(c) @ q
+
+
+@st.composite
+def ormqr_inputs(draw):
+  dtype = draw(st.sampled_from(DTYPES))
+  batch = draw(S.batch_shapes())
+  a = draw(S.well_conditioned_matrices(dtype, batch, kind="full_rank"))
+  kwargs = {"left": draw(st.booleans()), "transpose": draw(st.booleans())}
+  m, p = a.shape[-2], draw(st.integers(1, 3))
+  c = draw(S.bounded_arrays(dtype, batch + ((m, p) if kwargs["left"] else (p, m))))
+  return (a, c), kwargs
+
+
+def schur_invariants(a):
+  """`Z T Z^H`, `Z^H Z` and `T`'s entries that must be zero: below the
+  diagonal (complex), below the first subdiagonal (real)."""
+  t, z = lax_linalg.schur(a)
+  zh = jnp.conj(jnp.matrix_transpose(z))
+  below = jnp.tril(t, -1 if jnp.iscomplexobj(t) else -2)
+  return z @ t @ zh, zh @ z, below
+
+
+def numpy_schur_invariants(a):
+  return _wide(a), _eye_like(a, a.shape[-1]), np.zeros(a.shape)
+
+
+@st.composite
+def cholesky_update_inputs(draw):
+  """`((r, w), {})`: the upper Cholesky factor of a positive-definite matrix,
+  and a vector."""
+  dtype = draw(st.sampled_from(REAL_DTYPES))
+  a = draw(S.well_conditioned_matrices(dtype, (), kind="positive_definite"))
+  r = np.linalg.cholesky(_wide(a)).T.astype(dtype)
+  return (r, draw(S.bounded_arrays(dtype, (a.shape[-1],)))), {}
+
+
+def numpy_cholesky_update(r, w):
+  r, w = _wide(r), _wide(w)
+  return np.linalg.cholesky(r.T @ r + np.outer(w, w)).T
+
+
+@st.composite
+def symmetric_product_inputs(draw):
+  dtype = draw(st.sampled_from(REAL_DTYPES))
+  batch = draw(S.batch_shapes())
+  m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+  c = draw(S.bounded_arrays(dtype, batch + (m, m)))
+  kwargs = {"alpha": draw(st.sampled_from([1.0, -0.5, 2.0])),
+            "beta": draw(st.sampled_from([0.0, 1.0, 3.0]))}
+  return (draw(S.bounded_arrays(dtype, batch + (m, n))), (c + _mT(c)).astype(dtype)), kwargs
+
+
+def numpy_symmetric_product(a, c, alpha, beta):
+  a = _wide(a)
+  return alpha * (a @ _mT(a)) + beta * _wide(c)
+
+
+CASES += [
+    Case("lax.linalg.hessenberg", hessenberg_invariants,
+         lambda: any_matrix_inputs(square=True), numpy_hessenberg_invariants, **TOL),
+    Case("lax.linalg.tridiagonal", tridiagonal_invariants,
+         lambda: any_matrix_inputs(square=True, kwargs=_kwargs(lower=[True, False])),
+         numpy_tridiagonal_invariants, **TOL),
+    Case("lax.linalg.ormqr", ormqr_of_qr, ormqr_inputs, numpy_ormqr_of_qr, **TOL),
+    Case("lax.linalg.schur", schur_invariants, lambda: any_matrix_inputs(square=True),
+         numpy_schur_invariants, **TOL),
+    Case("lax.linalg.cholesky_update", lax_linalg.cholesky_update, cholesky_update_inputs,
+         numpy_cholesky_update, **TOL),
+    Case("lax.linalg.symmetric_product",
+         lambda a, c, alpha, beta: lax_linalg.symmetric_product(a, c, alpha=alpha, beta=beta),
+         symmetric_product_inputs, numpy_symmetric_product, **TOL),
 ]

@@ -60,7 +60,7 @@ def test_check_docstring_example_throws_jax_runtime_error():
   with pytest.raises(checkify.JaxRuntimeError, match=r"^-3.0 needs to be positive! "):
     err.throw()
   assert str(err) == "Error(-3.0 needs to be positive! (`check` failed))"
-  assert checkify.JaxRuntimeError is jax.errors.JaxRuntimeError
+  assert issubclass(checkify.JaxRuntimeError, ValueError)   # as JAX's (chex catches it so)
 
 
 def test_checkify_docstring_example_float_checks():

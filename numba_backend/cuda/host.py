@@ -1,7 +1,8 @@
 """What the numba-cuda backend computes on the host, its operands copied
 there and its array results back to the device, in program order:
 
-- the host callbacks (pure_callback, debug_callback): the CPU rules
+- the host callbacks (pure_callback, io_callback, debug_callback) and
+  checkify's debug checks: the CPU rules
   (numba_backend/rules/host.py), whose `numba.objmode` block the host
   program runs as Python, calling `host_call` here;
 - by the CPU backend's program of the equation (`on_host`): the
@@ -17,8 +18,9 @@ there and its array results back to the device, in program order:
 import numpy as np
 
 from refimpl import dtypes
-from refimpl.callback import pure_callback_p
+from refimpl.callback import io_callback_p, pure_callback_p
 from refimpl.debug import debug_callback_p
+from refimpl.experimental.checkify import check_p
 from refimpl.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from refimpl.lax import elementwise, linalg, special
 from numba_backend import backend as cpu_backend
@@ -37,7 +39,7 @@ def host_call(token, *args):
 
 
 HOST_FUNCTIONS[cpu.host_call] = host_call
-run_as_they_are(pure_callback_p, debug_callback_p)
+run_as_they_are(pure_callback_p, io_callback_p, debug_callback_p, check_p)
 
 
 # --- equations computed by the CPU backend ------------------------------------------------

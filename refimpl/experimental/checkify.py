@@ -36,7 +36,6 @@ from refimpl import core, lax, tree_util
 from refimpl import numpy as jnp
 from refimpl.api import ShapeDtypeStruct, jit_p
 from refimpl.array import Array
-from refimpl.errors import JaxRuntimeError
 from refimpl.interpreters import ad, batching, partial_eval as pe
 from refimpl.interpreters.eval import eval_jaxpr, literal_value
 from refimpl.jaxpr import Literal, jaxprs_in_params
@@ -47,6 +46,12 @@ __all__ = ["checkify", "check", "check_error", "debug_check", "Error", "ErrorCat
 
 
 # --- the kinds of errors -----------------------------------------------------------
+
+class JaxRuntimeError(ValueError):
+  """A failed check, raised by `Error.throw`, `check_error` and a `check`
+  evaluated outside `checkify` (a ValueError, as JAX's)."""
+
+
 
 class JaxException(Exception):
   """An error a check found; its leaves (as a pytree) are the run-time values

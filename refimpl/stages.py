@@ -14,7 +14,7 @@ import math
 import typing
 
 from refimpl import core, dtypes
-from refimpl.api import Compiled, Lowered, Traced
+from refimpl.api import Compiled, Lowered, Traced  # noqa: F401 (re-exported)
 from refimpl.jaxpr import jaxprs_in_params
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Lowered", "Traced", "Wrapped"]

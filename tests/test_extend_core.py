@@ -53,7 +53,8 @@ def test_jaxpr_functions():
 def test_avals_and_dtypes():
   aval = core.ShapedArray((2, 3), f32)
   assert jex.mapped_aval(3, 1, aval).shape == (2,)
-  assert jex.unmapped_aval(4, 0, aval).shape == (4, 2, 3) and jex.unmapped_aval(4, None, aval) is aval
+  assert jex.unmapped_aval(4, 0, aval).shape == (4, 2, 3)
+  assert jex.unmapped_aval(4, None, aval) is aval
   with pytest.raises(ValueError):
     jex.mapped_aval(5, 0, aval)
   assert jex.primal_dtype_to_tangent_dtype(np.dtype(f32)) == np.float32

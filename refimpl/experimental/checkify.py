@@ -52,7 +52,6 @@ class JaxRuntimeError(ValueError):
   evaluated outside `checkify` (a ValueError, as JAX's)."""
 
 
-
 class JaxException(Exception):
   """An error a check found; its leaves (as a pytree) are the run-time values
   its message shows, its treedef the rest (the category and static text)."""

@@ -10,6 +10,7 @@ transform their real and imaginary parts separately; integers give the
 default float. Other types raise NotImplementedError, other norms ValueError.
 """
 
+import functools
 import math
 import operator
 
@@ -124,23 +125,35 @@ def _shape_and_axes(x, s, axes):
   return s, axes
 
 
-def dctn(x, type=2, s=None, axes=None, norm=None):
-  """The type-2 DCT over `axes` (default: the last len(s) axes, or all), the input
-  zero-padded or truncated to `s` along them; a 2-D FFT for each pair of axes."""
-  x = ensure_arraylike("dctn", x)
-  _check_type_and_norm("dctn", type, norm)
+def _transform_nd(name, transform_1d, transform_axes, x, type, s, axes, norm):
+  """The checks and defaults shared by dctn and idctn: one axis goes to `transform_1d`;
+  otherwise the input is resized to `s` and `transform_axes(x, axes, norm)` applies."""
+  x = ensure_arraylike(name, x)
+  _check_type_and_norm(name, type, norm)
   if dtypes.issubdtype(x.dtype, np.complexfloating):
-    return _split_complex(dctn, x, type=type, s=s, norm=norm, axes=axes)
+    same = functools.partial(_transform_nd, name, transform_1d, transform_axes)
+    return _split_complex(same, x, type=type, s=s, axes=axes, norm=norm)
   s, axes = _shape_and_axes(x, s, axes)
   if len(axes) == 1:
-    return dct(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
+    return transform_1d(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
   if s is not None:
     x = _resize(x, dict(zip(axes, s)))
+  return transform_axes(x, axes, norm)
+
+
+def _dct_axes(x, axes, norm):
+  """The DCT over two or more axes: a 2-D transform for each pair of them."""
   if len(axes) == 2:
     return _dct2(x, axes=axes, norm=norm)
   for block in [axes[i:i + 2] for i in range(0, len(axes), 2)]:
     x = dctn(x, axes=block, norm=norm)
   return x
+
+
+def dctn(x, type=2, s=None, axes=None, norm=None):
+  """The type-2 DCT over `axes` (default: the last len(s) axes, or all), the input
+  zero-padded or truncated to `s` along them; a 2-D FFT for each pair of axes."""
+  return _transform_nd("dctn", dct, _dct_axes, x, type, s, axes, norm)
 
 
 def idct(x, type=2, n=None, axis=-1, norm=None):
@@ -164,17 +177,12 @@ def idct(x, type=2, n=None, axis=-1, norm=None):
   return _deinterleave(jnp_fft.ifft(x, axis=axis).real, axis)
 
 
-def idctn(x, type=2, s=None, axes=None, norm=None):
-  """The inverse of `dctn`: `idct` along each of `axes` in turn (defaults as dctn)."""
-  x = ensure_arraylike("idctn", x)
-  _check_type_and_norm("idctn", type, norm)
-  if dtypes.issubdtype(x.dtype, np.complexfloating):
-    return _split_complex(idctn, x, type=type, s=s, norm=norm, axes=axes)
-  s, axes = _shape_and_axes(x, s, axes)
-  if len(axes) == 1:
-    return idct(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
-  if s is not None:
-    x = _resize(x, dict(zip(axes, s)))
+def _idct_axes(x, axes, norm):
   for axis in axes:
     x = idct(x, axis=axis, norm=norm)
   return x
+
+
+def idctn(x, type=2, s=None, axes=None, norm=None):
+  """The inverse of `dctn`: `idct` along each of `axes` in turn (defaults as dctn)."""
+  return _transform_nd("idctn", idct, _idct_axes, x, type, s, axes, norm)

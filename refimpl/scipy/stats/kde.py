@@ -106,11 +106,7 @@ class gaussian_kde:
 
   def evaluate(self, points):
     """The density at `points` (d by m, or m points when d is 1, or one d-vector)."""
-    check_arraylike("evaluate", points)
-    points = self._reshape_points(points)
-    result = _gaussian_kernel_eval(False, self.dataset.T, self.weights[:, None], points.T,
-                                   self.inv_cov)
-    return result[:, 0]
+    return self._kernel_sum("evaluate", points, in_log=False)
 
   def __call__(self, points):
     return self.evaluate(points)
@@ -162,11 +158,13 @@ class gaussian_kde:
 
   def logpdf(self, x):
     """The log density at `x`, by logsumexp over the kernels."""
-    check_arraylike("logpdf", x)
-    x = self._reshape_points(x)
-    result = _gaussian_kernel_eval(True, self.dataset.T, self.weights[:, None], x.T,
-                                   self.inv_cov)
-    return result[:, 0]
+    return self._kernel_sum("logpdf", x, in_log=True)
+
+  def _kernel_sum(self, name, points, in_log):
+    check_arraylike(name, points)
+    points = self._reshape_points(points)
+    return _gaussian_kernel_eval(in_log, self.dataset.T, self.weights[:, None], points.T,
+                                 self.inv_cov)[:, 0]
 
   def integrate_box(self, low_bounds, high_bounds, maxpts=None):
     """Not supported: raises NotImplementedError (use `integrate_box_1d`)."""

@@ -16,9 +16,11 @@ import numpy as np
 from refimpl import dtypes, lax, random
 from refimpl.api import jit
 from refimpl.numpy import (
-    atleast_1d, atleast_2d, cov, diag, dot, exp, full, isscalar, linalg, log, power, prod,
-    reshape, sqrt, square, squeeze, zeros)
+    atleast_1d, atleast_2d, cov, diag, dot, exp, full, isscalar, log, power, prod, reshape, sqrt,
+    square, squeeze, zeros)
+from refimpl.numpy import linalg as numpy_linalg
 from refimpl.numpy.util import check_arraylike, promote_dtypes_inexact
+from refimpl.scipy import linalg
 from refimpl.scipy.special import logsumexp, ndtr
 from refimpl.tree_util import register_pytree_node_class
 from refimpl.vectorize import vmap
@@ -79,7 +81,7 @@ class gaussian_kde:
 
     data_covariance = atleast_2d(cov(dataset, rowvar=1, bias=False, aweights=weights))
     self._setattr("covariance", data_covariance * factor ** 2)
-    self._setattr("inv_cov", linalg.inv(data_covariance) / factor ** 2)
+    self._setattr("inv_cov", numpy_linalg.inv(data_covariance) / factor ** 2)
 
   def _setattr(self, name, value):
     object.__setattr__(self, name, value)
@@ -119,7 +121,7 @@ class gaussian_kde:
       raise ValueError(f"mean does not have dimension {self.d}")
     if cov.shape != (self.d, self.d):
       raise ValueError(f"covariance does not have dimension {self.d}")
-    chol, norm = _cholesky_and_norm(self.covariance + cov)
+    chol, norm = _cho_factor_and_norm(self.covariance + cov)
     return _gaussian_kernel_convolve(chol, norm, self.dataset, self.weights, mean)
 
   @jit
@@ -138,7 +140,7 @@ class gaussian_kde:
     """The integral of the product of this density and `other` (same d)."""
     if other.d != self.d:
       raise ValueError("KDEs are not the same dimensionality")
-    chol, norm = _cholesky_and_norm(self.covariance + other.covariance)
+    chol, norm = _cho_factor_and_norm(self.covariance + other.covariance)
     sm, lg = (self, other) if self.n < other.n else (other, self)
     convolve = functools.partial(_gaussian_kernel_convolve, chol, norm, lg.dataset, lg.weights)
     return (vmap(convolve, in_axes=1)(sm.dataset) * sm.weights).sum()
@@ -189,19 +191,18 @@ class gaussian_kde:
     return points
 
 
-def _cholesky_and_norm(covariance):
-  """The lower Cholesky factor of `covariance` and the Gaussian normalization
-  1 / ((2 pi)^(d/2) sqrt(det covariance))."""
-  chol = linalg.cholesky(covariance)
-  norm = sqrt(2 * np.pi) ** covariance.shape[0] * prod(diag(chol))
+def _cho_factor_and_norm(covariance):
+  """The Cholesky factorization (cho_factor) of `covariance` and the Gaussian
+  normalization 1 / ((2 pi)^(d/2) sqrt(det covariance))."""
+  chol = linalg.cho_factor(covariance)
+  norm = sqrt(2 * np.pi) ** covariance.shape[0] * prod(diag(chol[0]))
   return chol, 1.0 / norm
 
 
 def _gaussian_kernel_convolve(chol, norm, target, weights, mean):
-  """sum_i weights_i norm exp(-(t_i - mean)' C^-1 (t_i - mean) / 2), C = chol chol'."""
+  """sum_i weights_i norm exp(-(t_i - mean)' C^-1 (t_i - mean) / 2), chol factoring C."""
   diff = target - mean[:, None]
-  half = lax.linalg.triangular_solve(chol, diff, left_side=True, lower=True)
-  alpha = lax.linalg.triangular_solve(chol, half, left_side=True, lower=True, transpose_a=True)
+  alpha = linalg.cho_solve(chol, diff)
   arg = 0.5 * (diff * alpha).sum(axis=0)
   return norm * (exp(-arg) * weights).sum()
 
@@ -216,7 +217,7 @@ def _gaussian_kernel_eval(in_log, points, values, xi, precision):
     raise ValueError("points and xi must have same trailing dim")
   if precision.shape != (d, d):
     raise ValueError("precision matrix must match data dims")
-  whitening = linalg.cholesky(precision)
+  whitening = linalg.cholesky(precision, lower=True)
   points = dot(points, whitening)
   xi = dot(xi, whitening)
   log_norm = log(diag(whitening)).sum() - 0.5 * d * log(2 * np.pi)

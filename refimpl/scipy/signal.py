@@ -7,8 +7,8 @@ over the whole arrays, `fftconvolve` multiplies real or complex FFTs;
 along one axis as SciPy does ('hann' windows are computed here, other window
 names come from `scipy.signal.get_window`). JAX's restrictions are kept:
 convolve2d/correlate2d only take boundary='fill' with fillvalue=0, `detrend`
-only the 'constant' and 'linear' types, and `istft` always applies the
-constant-overlap-add normalisation.
+only the 'constant' and 'linear' types, and `istft` does not check SciPy's
+nonzero-overlap-add condition.
 """
 
 import functools
@@ -521,7 +521,8 @@ def istft(Zxx, fs=1.0, window='hann', nperseg=None, noverlap=None, nfft=None,
   """The inverse short-time Fourier transform: (times, x), the inverse FFTs of the
   segments windowed again, overlap-added and divided by the overlap-added squared
   window (where that exceeds 1e-10); `boundary` drops the nperseg // 2 points that
-  stft's padding added at each end."""
+  stft's padding added at each end. As in JAX the inverse FFTs take `nfft` as given
+  (None: 2 (F - 1) points for one-sided input), so an odd nperseg needs nfft."""
   Zxx = ensure_arraylike("istft", Zxx)
   if Zxx.ndim < 2:
     raise ValueError('Input stft must be at least 2d!')

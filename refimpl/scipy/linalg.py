@@ -765,11 +765,11 @@ def fiedler_companion(a):
 
 def leslie(f, s):
   """The Leslie matrix: first row the fecundities `f` `[..., N]`, the
-  survival rates `s` `[..., N-1]` on the subdiagonal; `[..., N, N]`, batch
-  dimensions broadcast, dtypes promoted."""
+  survival rates `s` `[..., N-1]` (N >= 2) on the subdiagonal; `[..., N,
+  N]`, batch dimensions broadcast, dtypes promoted."""
   f, s = promote_dtypes(*(jnp.atleast_1d(x) for x in ensure_arraylike("leslie", f, s)))
-  if f.shape[-1] == 0:
-    raise ValueError("The length of f must be at least 1.")
+  if s.shape[-1] == 0:
+    raise ValueError("The length of s must be at least 1.")
   if s.shape[-1] != f.shape[-1] - 1:
     raise ValueError("Incorrect lengths for f and s. The length of s along the last axis "
                      "must be one less than the length of f.")

@@ -2,7 +2,7 @@
 `checkpoint` (with `name`), `custom_jvp_call` and `custom_vjp_call` (with
 `custom_lin`, which only reverse mode can run), `custom_vmap_call`, and for
 the two primitives differentiation introduces, `add_any` and
-`stop_gradient`. Their values are those of the program they call; their
+`stop_gradient`, and for `stage` and `dce_sink`, which only mark values. Their values are those of the program they call; their
 derivative cases check that differentiation goes through them (and, for the
 custom ones, uses the user's rule); the vmap property runs the custom vmap
 rule."""
@@ -80,6 +80,12 @@ def _custom_vmap_rule(axis_size, in_batched, xs):
   return xs * jnp.sin(xs), in_batched[0]
 
 
+def _sunk(x):
+  """`_smooth` of x, with a `dce_sink` of an intermediate that nothing else uses."""
+  lax.dce_sink(jnp.cos(x))
+  return _smooth(x)
+
+
 def _inputs(n=1):
   return lambda: S.bounded_case_inputs([np.float64], n, low=-2.0, high=2.0)
 
@@ -92,6 +98,9 @@ CASES = [
          lambda x: x),
     Case("checkpoint_name", lambda x: ad_checkpoint.checkpoint_name(x, "x"),
          lambda: S.case_inputs(S.ALL_DTYPES), lambda x: x),
+    Case("lax.stage", lax.stage, lambda: S.case_inputs(S.ALL_DTYPES), lambda x: x),
+    Case("lax.dce_sink", _sunk, lambda: S.bounded_case_inputs([np.float32], 1, -10, 10),
+         _smooth_np, rtol=1e-5, atol=1e-5),
     Case("checkpoint", _checkpointed, lambda: S.bounded_case_inputs([np.float32], 1, -10, 10),
          _smooth_np, rtol=1e-5, atol=1e-5),
     Case("custom_jvp", _custom_jvp_fn, lambda: S.bounded_case_inputs([np.float32], 1, -10, 10),
@@ -104,6 +113,8 @@ CASES = [
 
 AD_CASES = [
     ADCase("jit", _jitted, _inputs(), ("jit",), order=2),
+    ADCase("stage", lambda x: _smooth(lax.stage(x)), _inputs(), ("stage",), order=2),
+    ADCase("dce_sink", _sunk, _inputs(), ("dce_sink",), order=2),
     ADCase("checkpoint", _checkpointed, _inputs(), ("checkpoint",), order=2),
     ADCase("checkpoint_name", _checkpointed_names, _inputs(), ("checkpoint", "name"), order=2),
     ADCase("custom_jvp", _custom_jvp_fn, _inputs(), ("custom_jvp_call",), order=2),

@@ -196,6 +196,14 @@ def _split_kwargs(draw, shape):
 
 
 @st.composite
+def _stack_inputs(draw):
+  """One to three arrays of one shape and dtype, and a new axis in [-ndim - 1, ndim]."""
+  arrays_, _ = draw(_joinable(join_axis=lambda _: None, min_dims=0))
+  ndim = arrays_[0].ndim
+  return arrays_, {"axis": draw(st.integers(-ndim - 1, ndim))}
+
+
+@st.composite
 def _iota_kwargs(draw):
   dtype = draw(st.sampled_from(S.INT_DTYPES + S.FLOAT_DTYPES + S.COMPLEX_DTYPES))
   shape = draw(S.shapes(min_dims=1))
@@ -251,6 +259,11 @@ LAX_CASES = [
     Case("lax.concatenate", lambda *xs, dimension: lax.concatenate(xs, dimension),
          _concatenate_inputs, lambda *xs, dimension: np.concatenate(xs, dimension)),
     Case("lax.split", lax.split, _with(_split_kwargs, min_dims=1), _split),
+    Case("lax.stack", lambda *xs, axis: lax.stack(xs, axis), _stack_inputs,
+         lambda *xs, axis: np.stack(xs, axis)),
+    Case("lax.unstack", lax.unstack,
+         _with(lambda shape: _kwargs(axis=st.integers(-len(shape), len(shape) - 1)), min_dims=1),
+         lambda x, axis: tuple(np.moveaxis(x, axis, 0))),
     Case("lax.iota", lax.iota, lambda: st.tuples(st.just(()), _kwargs(
         dtype=st.sampled_from(NUMERIC), size=st.integers(0, 6))),
          lambda dtype, size: np.arange(size).astype(dtype)),
@@ -529,6 +542,14 @@ def _ad_pad_inputs(draw):
 
 
 @st.composite
+def _ad_stack_inputs(draw):
+  dtype = draw(st.sampled_from(AD_DTYPES))
+  shape = draw(S.shapes(max_side=3))
+  operands = tuple(draw(S.bounded_arrays(dtype, shape)) for _ in range(draw(st.integers(1, 3))))
+  return operands, {"axis": draw(st.integers(0, len(shape)))}
+
+
+@st.composite
 def _ad_concatenate_inputs(draw):
   dtype = draw(st.sampled_from(AD_DTYPES))
   shape = list(draw(S.shapes(min_dims=1, max_side=3)))
@@ -561,6 +582,9 @@ AD_CASES = [
     ADCase("concatenate", lambda *xs, dimension: lax.concatenate(xs, dimension),
            _ad_concatenate_inputs, ("concatenate",)),
     ADCase("split", lax.split, _ad_with(_split_kwargs, min_dims=1), ("split",)),
+    ADCase("stack", lambda *xs, axis: lax.stack(xs, axis), _ad_stack_inputs, ("stack",)),
+    ADCase("unstack", lax.unstack, _ad_with(
+        lambda shape: _kwargs(axis=st.integers(0, len(shape) - 1)), min_dims=1), ("unstack",)),
     ADCase("optimization_barrier", _barrier, lambda: st.tuples(
         st.tuples(_ad_operand(S.shapes(max_side=3)), _ad_operand(S.shapes(max_side=3))),
         st.just({})), ("optimization_barrier",)),

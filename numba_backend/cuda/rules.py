@@ -6,7 +6,7 @@ which the kernel lowering places on the device. Where the CPU rule is also
 the primitive's rule on key arrays, it is here too."""
 
 from refimpl import ad_checkpoint, custom_derivatives, random
-from refimpl.lax import elementwise, indexing, parallel, shapes as lax
+from refimpl.lax import elementwise, indexing, parallel, shapes as lax, staging
 from refimpl.lax.control_flow import solves
 from refimpl.lax.control_flow.conditionals import cond_p
 from refimpl.lax.control_flow.loops import scan_p
@@ -26,11 +26,13 @@ def run_as_they_are(*primitives):
 
 run_as_they_are(
     lax.broadcast_in_dim_p, lax.reshape_p, lax.squeeze_p, lax.transpose_p, lax.rev_p,
-    lax.concatenate_p, lax.split_p, lax.tile_p, lax.pad_p, lax.iota_p, lax.optimization_barrier_p,
+    lax.concatenate_p, lax.split_p, lax.stack_p, lax.unstack_p, lax.tile_p, lax.pad_p, lax.iota_p,
+    lax.optimization_barrier_p,
     indexing.slice_p, indexing.dynamic_slice_p, indexing.dynamic_update_slice_p,
     elementwise.bitcast_convert_type_p,
     # sub-jaxprs inline (numba_backend/rules/calls.py), and psum over positional axes
-    ad_checkpoint.checkpoint_p, ad_checkpoint.name_p, random.random_clone_p,
+    ad_checkpoint.checkpoint_p, ad_checkpoint.name_p, random.random_clone_p, staging.stage_p,
+    staging.dce_sink_p,
     custom_derivatives.custom_lin_p, solves.linear_solve_p, parallel.psum_p, parallel.pmax_p,
     parallel.pmin_p,
     # branches and loops run by the host program (numba_backend/cuda/control_flow.py)

@@ -1,12 +1,12 @@
 """Lowering rules of checkpoint and of the primitives that transformations
 leave in programs: `name`, `stop_gradient`, `add_any`, `custom_lin`,
-`random_clone` and `custom_linear_solve`. (The other call primitives, jit,
+`random_clone` and `custom_linear_solve`, and of `stage` and `dce_sink`. (The other call primitives, jit,
 custom_jvp_call, custom_vjp_call, custom_vmap_call and any primitive with
 `Primitive.call_jaxpr_param` and no rule of its own, are inlined by
 `lower.lower_jaxpr`.)"""
 
 from refimpl import ad_checkpoint, custom_derivatives, random
-from refimpl.lax import ad_util, elementwise
+from refimpl.lax import ad_util, elementwise, staging
 from refimpl.lax.control_flow import solves
 from numba_backend.lower import ELEMENTWISE_RULES, lower_jaxpr, register, register_elementwise, \
     register_for_keys
@@ -29,10 +29,17 @@ def _checkpoint(ctx, *operands, jaxpr, **params):
   return inline(ctx, jaxpr, operands, contract=False)
 
 
-@register(ad_checkpoint.name_p, random.random_clone_p)
-@register_for_keys(ad_checkpoint.name_p, random.random_clone_p)
+@register(ad_checkpoint.name_p, random.random_clone_p, staging.stage_p)
+@register_for_keys(ad_checkpoint.name_p, random.random_clone_p, staging.stage_p)
 def _identity(ctx, x, **params):
   return x
+
+
+@register(staging.dce_sink_p)
+@register_for_keys(staging.dce_sink_p)
+def _dce_sink(ctx, x, *, prevent_mlir_dce):
+  """Nothing to do: the operand was computed."""
+  return []
 
 
 @register_elementwise(ad_util.stop_gradient_p)

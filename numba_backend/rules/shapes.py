@@ -138,6 +138,29 @@ def _split(ctx, x, *, sizes, axis):
   return outs
 
 
+@register_with_keys(lax.stack_p)
+def _stack(ctx, *operands, axis):
+  """Operand i fills the result's slice i along `axis`."""
+  avals, (out_aval,) = physical_avals(ctx)
+  out, out_flat = ctx.empty_flat(out_aval)
+  out_strides = c_strides(out_aval.shape)
+  slice_strides = out_strides[:axis] + out_strides[axis + 1:]
+  for i, (x, aval) in enumerate(zip(operands, avals)):
+    ctx.lowering.strided_assign(out_flat, ctx.dim(i * out_strides[axis]), ctx.ints(slice_strides),
+                                ctx.ints(aval.shape), ctx.flat(x, aval))
+  return ctx.result(out, out_aval)
+
+
+@register_with_keys(lax.unstack_p)
+def _unstack(ctx, x, *, axis):
+  """Result i reads x's slice i along `axis`."""
+  (aval,), out_avals = physical_avals(ctx)
+  strides = c_strides(aval.shape)
+  slice_strides = strides[:axis] + strides[axis + 1:]
+  return [strided(ctx, x, aval, out_aval, i * strides[axis], slice_strides)
+          for i, out_aval in enumerate(out_avals)]
+
+
 @register_with_keys(lax.tile_p)
 def _tile(ctx, x, *, reps):
   """The result viewed as shape (reps[0], d0, reps[1], d1, ...) reads x at

@@ -45,7 +45,7 @@ __all__ = [
     'dynamic_slice', 'dynamic_slice_in_dim', 'dynamic_index_in_dim',
     'dynamic_update_slice', 'dynamic_update_slice_in_dim',
     'dynamic_update_index_in_dim',
-    'GatherDimensionNumbers', 'GatherScatterMode', 'gather',
+    'GatherDimensionNumbers', 'GatherScatterMode', 'gather', 'index_take',
     'ScatterDimensionNumbers', 'scatter', 'scatter_add', 'scatter_sub',
     'scatter_mul', 'scatter_min', 'scatter_max', 'scatter_apply',
     'slice_p', 'dynamic_slice_p', 'dynamic_update_slice_p', 'gather_p', 'scatter_p',
@@ -701,6 +701,23 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
       slice_sizes=core.canonicalize_shape(slice_sizes),
       unique_indices=bool(unique_indices), indices_are_sorted=bool(indices_are_sorted),
       mode=mode, fill_value=fill_value)
+
+
+def index_take(src, idxs, axes):
+  """`src` indexed along `axes` by the integer arrays `idxs` (one per axis,
+  of one shape `b`): result element `[i, ...]` is `src` at `idxs[j][i]` on
+  axis `axes[j]`, the other axes of `src` following in order. Indices wrap
+  modulo the axis size (negative ones count from the end). A `gather`."""
+  axes = tuple(axes)
+  src_shape = _shape(src)
+  indices = shapes.concatenate([shapes.expand_dims(i, (1,)) for i in idxs], 1)
+  sizes = np.array([src_shape[ax] for ax in axes])
+  indices = indices % shapes.expand_dims(sizes, tuple(range(len(_shape(indices)) - 1)))
+  slice_sizes = tuple(1 if d in axes else n for d, n in enumerate(src_shape))
+  dnums = GatherDimensionNumbers(
+      offset_dims=tuple(range(1, len(src_shape) - len(axes) + 1)),
+      collapsed_slice_dims=axes, start_index_map=axes)
+  return gather(src, indices, dimension_numbers=dnums, slice_sizes=slice_sizes)
 
 
 def _gather_jvp(t, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,

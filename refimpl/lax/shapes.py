@@ -1,5 +1,5 @@
 """Shape primitives: broadcast, reshape, transpose, squeeze, rev, pad,
-concatenate, split and iota.
+concatenate, split, stack, unstack and iota.
 
 None of these compute new values: they move, repeat or drop elements (pad
 and iota also write given values). Dtypes are kept; the result is weakly
@@ -21,12 +21,14 @@ from refimpl.interpreters import ad, batching
 from refimpl.lax.elementwise import convert_element_type, sub
 from refimpl.lax.rules import check_same_dtypes
 
-__all__ = ['broadcast_in_dim', 'broadcast', 'broadcast_to_rank', 'broadcasted_iota',
-           'collapse', 'concatenate', 'expand_dims', 'full', 'full_like', 'iota',
-           'pad', 'reshape', 'rev', 'split', 'squeeze', 'transpose', 'tile',
+__all__ = ['broadcast_in_dim', 'broadcast', 'broadcast_like', 'broadcast_to_rank',
+           'broadcasted_iota', 'collapse', 'concatenate', 'empty', 'expand_dims', 'full',
+           'full_like', 'iota', 'shape_as_value',
+           'pad', 'reshape', 'rev', 'split', 'squeeze', 'stack', 'transpose', 'tile',
+           'unstack',
            'broadcast_shapes', 'optimization_barrier', 'dtype',
            'broadcast_in_dim_p', 'reshape_p', 'transpose_p', 'squeeze_p', 'rev_p',
-           'pad_p', 'concatenate_p', 'split_p', 'iota_p', 'tile_p',
+           'pad_p', 'concatenate_p', 'split_p', 'stack_p', 'unstack_p', 'iota_p', 'tile_p',
            'optimization_barrier_p']
 
 
@@ -213,6 +215,30 @@ def _full_of_keys(shape, fill_value, dtype):
   else:
     data = full(data_shape, fill_value, np.uint32)
   return prng.random_wrap(data, impl=impl)
+
+
+def empty(shape, dtype, *, out_sharding=None):
+  """An array of `shape` and `dtype` whose values are unspecified (JAX's
+  depend on the backend): refimpl's are zeros. On one device
+  `out_sharding` changes nothing."""
+  return full(shape, 0, dtypes.canonicalize_dtype(dtype))
+
+
+def broadcast_like(arr, like_arr):
+  """`arr` broadcast (NumPy's rules: trailing dimensions aligned, size-1
+  dimensions stretched) to the shape of `like_arr`."""
+  shape, arr_shape = _shape(like_arr), _shape(arr)
+  if arr_shape == shape:
+    return arr
+  if len(arr_shape) > len(shape) or broadcast_shapes(arr_shape, shape) != shape:
+    raise ValueError(f"Incompatible shapes for broadcasting: {arr_shape} to {shape}")
+  return broadcast_in_dim(arr, shape, tuple(range(len(shape) - len(arr_shape), len(shape))))
+
+
+def shape_as_value(shape):
+  """The dimensions of `shape` as a 1-D array of the default integer type."""
+  int_dtype = dtypes.default_int_dtype()
+  return concatenate([broadcast(convert_element_type(d, int_dtype), (1,)) for d in shape], 0)
 
 
 def full_like(x, fill_value, dtype=None, shape=None):
@@ -657,6 +683,93 @@ def _split_batch(args, dims, *, sizes, axis):
 
 
 batching.primitive_batchers[split_p] = _split_batch
+
+
+# --- stack and unstack ------------------------------------------------------------------
+
+stack_p = Primitive("stack")
+
+
+@stack_p.def_impl
+def _stack_reference(*operands, axis):
+  """Stacks the operands (equal shapes and dtypes) along a new axis `axis`
+  of the result, whose size is the number of operands. Weakly typed only
+  when every operand is."""
+  return np.stack(operands, axis=axis)
+
+
+@stack_p.def_abstract_eval
+def _stack_shape_rule(*operands, axis):
+  if not operands:
+    raise TypeError("stack must have at least one operand.")
+  check_same_dtypes("stack", *operands)
+  shapes = {o.shape for o in operands}
+  if len(shapes) != 1:
+    raise TypeError(f"stack operands must have equal shapes, got "
+                    f"{', '.join(str(o.shape) for o in operands)}.")
+  shape = operands[0].shape
+  if not 0 <= axis <= len(shape):
+    raise TypeError(f"stack axis {axis} out of bounds for operands of shape {shape}.")
+  return ShapedArray(shape[:axis] + (len(operands),) + shape[axis:], operands[0].dtype,
+                     all(o.weak_type for o in operands))
+
+
+def stack(operands, axis=0):
+  """Stacks `operands` (arrays of one shape and dtype) along a new axis
+  `axis` (in [-ndim - 1, ndim]), the inverse of `unstack`."""
+  operands = list(operands)
+  if not operands:
+    raise ValueError("stack requires a non-empty sequence of arrays")
+  axis = canonicalize_axis(axis, len(_shape(operands[0])) + 1)
+  return stack_p.bind(*operands, axis=axis)
+
+
+ad.deflinear2(stack_p, lambda ct, *operands, axis: unstack(ct, axis))
+
+
+def _stack_batch(args, dims, *, axis):
+  size = next(_shape(x)[d] for x, d in zip(args, dims) if d is not None)
+  return stack([batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)], axis + 1), 0
+
+
+batching.primitive_batchers[stack_p] = _stack_batch
+
+unstack_p = Primitive("unstack")
+unstack_p.multiple_results = True
+
+
+@unstack_p.def_impl
+def _unstack_reference(operand, *, axis):
+  """The slices of `operand` along `axis`, in order, that axis removed: as
+  many results as `operand.shape[axis]`."""
+  return list(np.moveaxis(operand, axis, 0))
+
+
+@unstack_p.def_abstract_eval
+def _unstack_shape_rule(operand, *, axis):
+  if not 0 <= axis < operand.ndim:
+    raise ValueError(f"unstack axis {axis} out of range for operand of shape {operand.shape}")
+  shape = operand.shape[:axis] + operand.shape[axis + 1:]
+  return [ShapedArray(shape, operand.dtype, operand.weak_type)] * operand.shape[axis]
+
+
+def unstack(x, axis=0):
+  """The slices of `x` along `axis` as a tuple of arrays, that axis removed:
+  `stack(unstack(x, axis), axis)` is `x`."""
+  axis = canonicalize_axis(axis, len(_shape(x)))
+  return tuple(unstack_p.bind(x, axis=axis))
+
+
+ad.deflinear(unstack_p, lambda cts, axis: [stack([ad.instantiate_zeros(ct) for ct in cts], axis)])
+
+
+def _unstack_batch(args, dims, *, axis):
+  (operand,), (d,) = args, dims
+  moved = axis + (axis >= d)
+  return unstack(operand, moved), [d if d < moved else d - 1] * _shape(operand)[moved]
+
+
+batching.primitive_batchers[unstack_p] = _unstack_batch
 
 
 # --- tile -------------------------------------------------------------------------------

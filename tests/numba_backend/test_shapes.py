@@ -69,6 +69,8 @@ def shape_program(params, iota_dtype):
         lax.pad(x, p, params["config"]),
         lax.concatenate([x, lax.rev(x, (axis,)), x], axis),
         *lax.split(x, params["split"], axis),
+        lax.stack([x, lax.rev(x, (axis,))], axis + params["new"] % 2),
+        *lax.unstack(x, axis),
         lax.squeeze(lax.expand_dims(x, (axis, rank + 1)), (axis, rank + 1)),
         lax.tile(x, params["reps"]),
         *lax.optimization_barrier((x, p)),

@@ -673,13 +673,18 @@ def toeplitz(c, r=None):
   ignored; `r` defaults to `conj(c)`): `A[i, j] = c[i - j]` for i >= j,
   `r[j - i]` above. `[..., m]` and `[..., n]` give `[..., m, n]`, batch
   dimensions broadcast; 0-D inputs count as 1-D."""
-  if r is None:
-    c = ensure_arraylike("toeplitz", c)
-    r = jnp.conj(c)
-  else:
-    c, r = ensure_arraylike("toeplitz", c, r)
-  c, r = promote_dtypes(jnp.atleast_1d(c), jnp.atleast_1d(r))
+  c, r = _column_and_row("toeplitz", c, r, jnp.conj)
   return vectorize(_toeplitz, signature="(m),(n)->(m,n)")(c, r)
+
+
+def _column_and_row(name, c, r, default):
+  """`c` and `r` (`default(c)` when None) at least 1-D, of one dtype."""
+  if r is None:
+    c = jnp.atleast_1d(ensure_arraylike(name, c))
+    r = default(c)
+  else:
+    c, r = ensure_arraylike(name, c, r)
+  return promote_dtypes(jnp.atleast_1d(c), jnp.atleast_1d(r))
 
 
 def _toeplitz(c, r):
@@ -694,12 +699,7 @@ def hankel(c, r=None):
   """The Hankel matrix with first column `c` and last row `r` (`r[0]` is
   ignored; `r` defaults to zeros): `A[i, j] = c[i + j]` while i + j < m,
   else `r[i + j - m + 1]`. `[..., m]` and `[..., n]` give `[..., m, n]`."""
-  if r is None:
-    c = ensure_arraylike("hankel", c)
-    r = jnp.zeros_like(jnp.atleast_1d(c))
-  else:
-    c, r = ensure_arraylike("hankel", c, r)
-  c, r = promote_dtypes(jnp.atleast_1d(c), jnp.atleast_1d(r))
+  c, r = _column_and_row("hankel", c, r, jnp.zeros_like)
   return vectorize(_hankel, signature="(m),(n)->(m,n)")(c, r)
 
 

@@ -2,5 +2,7 @@
 initializers of `jax.nn.initializers` (`refimpl.nn.initializers`)."""
 
 from refimpl.nn.functions import *  # noqa: F401,F403
-from refimpl.nn.functions import __all__  # noqa: F401
-from refimpl.nn import initializers  # noqa: F401
+from refimpl.nn.scaled import *  # noqa: F401,F403
+from refimpl.nn import functions as _functions, initializers, scaled as _scaled  # noqa: F401
+
+__all__ = _functions.__all__ + _scaled.__all__

@@ -18,5 +18,6 @@ from refimpl.lax.ad_util import *  # noqa: F401,F403
 from refimpl.lax.parallel import *  # noqa: F401,F403
 from refimpl.lax.control_flow import *  # noqa: F401,F403
 from refimpl.lax.ragged import *  # noqa: F401,F403
+from refimpl.lax.scaled_dot import *  # noqa: F401,F403
 from refimpl.lax.staging import *  # noqa: F401,F403
 from refimpl.lax import linalg  # noqa: F401

@@ -1,4 +1,4 @@
-"""lax.stack/unstack, empty, broadcast_like, shape_as_value, index_take,
+"""lax.stack/unstack, empty, broadcast_like, shape_as_value, index_take, scaled_dot,
 ragged_dot(_general), stage, dce_sink, composite, platform_dependent and
 with_sharding_constraint."""
 
@@ -204,3 +204,45 @@ def test_with_sharding_constraint_is_the_identity_on_one_device():
     lax.with_sharding_constraint(x, jax.P("x"))
   with pytest.raises(ValueError, match="rank at least 3"):
     lax.with_sharding_constraint(x, jax.NamedSharding(mesh, jax.P("x", None, None)))
+
+
+# --- scaled_dot ------------------------------------------------------------------------------
+
+def _dequantized(x, scale, axis):
+  return x.astype(np.float64) * np.repeat(scale.astype(np.float64),
+                                          x.shape[axis] // scale.shape[axis], axis)
+
+
+def test_scaled_dot_is_the_dot_of_the_scaled_operands():
+  from refimpl import dtypes
+  lhs = RNG.normal(size=(2, 4, 8)).astype(dtypes.float8_e4m3fn)
+  rhs = RNG.normal(size=(2, 8, 3)).astype(dtypes.float8_e4m3fn)
+  lhs_scale = (2.0 ** RNG.integers(-2, 3, size=(2, 4, 2))).astype(dtypes.float8_e8m0fnu)
+  rhs_scale = (2.0 ** RNG.integers(-2, 3, size=(2, 2, 3))).astype(dtypes.float8_e8m0fnu)
+  expected = np.einsum("bmk,bkn->bmn", _dequantized(lhs, lhs_scale, 2),
+                       _dequantized(rhs, rhs_scale, 1))
+  out = lax.scaled_dot(lhs, rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale)
+  assert out.dtype == jnp.bfloat16 and out.shape == (2, 4, 3)
+  np.testing.assert_allclose(np.asarray(out, np.float32), expected, rtol=2e-2, atol=2e-2)
+  out = jax.jit(lambda *a: lax.scaled_dot(a[0], a[1], lhs_scale=a[2], rhs_scale=a[3],
+                                          preferred_element_type=jnp.float32))(
+      lhs, rhs, lhs_scale, rhs_scale)
+  assert out.dtype == jnp.float32
+  np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)   # bf16 products are exact
+  plain = lax.scaled_dot(lhs[0], rhs[0], preferred_element_type=jnp.float32)   # scales of ones
+  np.testing.assert_allclose(plain, lhs[0].astype(np.float64) @ rhs[0].astype(np.float64),
+                             rtol=1e-5, atol=1e-5)
+
+
+def test_scaled_dot_checks_its_shapes():
+  x, scale = jnp.ones((4, 8)), jnp.ones((4, 2))
+  with pytest.raises(TypeError, match="same rank"):
+    lax.scaled_dot(x, jnp.ones((8,)))
+  with pytest.raises(TypeError, match="must be at least 2"):
+    lax.scaled_dot(x, jnp.ones((8, 3)), lhs_scale=jnp.ones((4, 8)))
+  with pytest.raises(TypeError, match="divisible"):
+    lax.scaled_dot(x, jnp.ones((8, 3)), lhs_scale=jnp.ones((4, 3)))
+  with pytest.raises(TypeError, match="does not match scale dim"):
+    lax.scaled_dot(x, jnp.ones((8, 3)), lhs_scale=jnp.ones((2, 2)))
+  with pytest.raises(TypeError, match="does not match RHS"):
+    lax.scaled_dot(x, jnp.ones((6, 3)), lhs_scale=scale)

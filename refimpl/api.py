@@ -22,6 +22,7 @@ import weakref
 import numpy as np
 
 from refimpl import backends, core, dtypes, memory, monitoring, tree_util
+from refimpl._src import compiler
 from refimpl.config import check_transfer, config
 from refimpl.interpreters import ad, batching, partial_eval as pe
 from refimpl.jaxpr import check_jaxpr, dce_jaxpr, ClosedJaxpr, Jaxpr
@@ -71,8 +72,9 @@ class JitPrimitive(core.Primitive):
         if config.jax_log_compiles:
           _logger.warning("Compiling %s with global shapes and types %s on backend %r",
                           name, [a.str_short() for a in jaxpr.in_avals], backend_name)
+        backend = compiler.Backend(backend_name, compile, _devices_of(backend_name)[0].platform)
         with monitoring.timed(monitoring.BACKEND_COMPILE_EVENT, fun_name=name):
-          compiled = compile(jaxpr)
+          compiled = compiler.backend_compile_and_load(backend, jaxpr)
         program = self._programs[key] = core.from_physical_program(
             compiled, jaxpr.in_avals, jaxpr.out_avals)
       per_jaxpr[setting] = program
@@ -856,7 +858,9 @@ _GPU_BACKEND = "numba-cuda"
 
 def _devices_of(backend):
   """The devices of `backend` (a platform or backend name; None: the
-  configured backend): a device backend's own, else the CPU."""
+  configured backend): a device backend's own, else the CPU. RuntimeError,
+  as JAX's, for a platform with no devices here."""
+  requested = backend
   if backend is None:
     backend = config.backend
     try:
@@ -872,8 +876,24 @@ def _devices_of(backend):
       raise RuntimeError(f"Unknown backend {backend!r}: no GPU backend is available ({err}); "
                          "install refimpl's numba-cuda extra on a machine with a CUDA GPU") from err
     backend = _GPU_BACKEND
+  else:
+    try:
+      backends.get_backend(backend)
+    except ValueError as err:
+      raise RuntimeError(_no_platform(backend)) from err
   found = backends.device_backend(backend)
-  return found() if found is not None else [_CPU]
+  if found is None:
+    return [_CPU]
+  try:
+    return found()
+  except Exception as err:   # (a GPU backend on a machine without a driver or a GPU)
+    raise RuntimeError(f"{_no_platform(requested)} ({type(err).__name__}: {err})") from err
+
+
+def _no_platform(name):
+  """JAX's message for a platform that has no devices here."""
+  return (f"Unknown backend: {name!r} requested, but no platforms that are instances of "
+          f"{name} are present. Platforms present are: cpu")
 
 
 def devices(backend=None):

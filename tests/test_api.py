@@ -212,6 +212,34 @@ def test_unknown_backend_is_a_clear_error():
     jax.jit(lambda x: x, backend="nope")
 
 
+def test_devices_of_a_platform_absent_here_are_jaxs_runtime_error():
+  with pytest.raises(RuntimeError, match="Unknown backend: 'tpu' requested, but no platforms"):
+    jax.devices("tpu")
+
+  def no_driver():
+    raise OSError("no driver")
+
+  backends.register_backend("driverless", backends.compile_reference, devices=no_driver)
+  with pytest.raises(RuntimeError, match="'driverless' requested.*OSError: no driver"):
+    jax.devices("driverless")
+
+
+def test_every_compile_goes_through_the_compiler_seam(monkeypatch):
+  """As `jax._src.compiler.backend_compile_and_load`, which chex patches."""
+  from refimpl._src import compiler, xla_bridge
+  seen = []
+  compile_and_load = compiler.backend_compile_and_load
+
+  def watching(backend, jaxpr):
+    seen.append((backend.name, backend.platform))
+    return compile_and_load(backend, jaxpr)
+
+  monkeypatch.setattr(compiler, "backend_compile_and_load", watching)
+  assert jax.jit(lambda x: x * 7, backend="reference")(3) == 21
+  assert seen == [("reference", "cpu")]
+  assert xla_bridge._backends["cpu"] == jax.devices("cpu")
+
+
 def test_backend_from_environment():
   code = ("import refimpl; print(refimpl.config.backend, refimpl.config.jax_enable_x64, "
           "refimpl.config.jax_debug_nans)")

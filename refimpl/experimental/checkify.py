@@ -11,7 +11,7 @@ failed check, or None; `error.throw()` raises it as `JaxRuntimeError`).
 `checkify` traces `f` to a jaxpr and evaluates it with an interpreter that
 threads an `Error` through the equations: each `check` equation is merged
 into it, and the primitives of the enabled automatic categories add their
-own checks (a NaN produced by a floating-point primitive, an integer
+own checks (a NaN produced by a floating-point primitive, a
 division by zero, an out-of-bounds index of a gather, scatter or dynamic
 slice). Sub-programs are interpreted the same way: a `jit` call becomes a
 call of the checked sub-jaxpr, and `cond`, `scan` and `while_loop` carry the
@@ -115,7 +115,7 @@ class NaNError(JaxException):
 
 
 class DivisionByZeroError(JaxException):
-  """An integer division by zero."""
+  """A division (lax.div) by zero, of any dtype."""
 
   def __str__(self):
     return "division by zero"
@@ -322,6 +322,7 @@ class CheckPrimitive(core.Primitive):
     """
     if debug:
       return []
+    args = [jnp.asarray(a) for a in args]   # (formatted in the message as JAX's Arrays)
     exc = tree_util.tree_unflatten(err_tree, args).get_exception()
     if exc is not None:
       raise JaxRuntimeError(str(exc)) from exc
@@ -511,9 +512,9 @@ for _name in _NAN_PRIMITIVES:
 
 
 def _div_error_check(error, enabled_errors, x, y):
-  """An integer division by zero (DivisionByZeroError), and NaNs."""
-  if DivisionByZeroError in enabled_errors and jnp.issubdtype(core.get_aval(y).dtype,
-                                                              np.integer):
+  """A division by zero, of any dtype (DivisionByZeroError: JAX checks
+  `any(y == 0)`, so a float x / 0 = inf is an error too), and NaNs."""
+  if DivisionByZeroError in enabled_errors:
     error = assert_func(error, jnp.any(jnp.equal(y, 0)), DivisionByZeroError())
   return _nan_error_check(lax.div_p, error, enabled_errors, x, y)
 
@@ -734,7 +735,7 @@ def checkify(f, errors=user_checks):
   first error that happened (None if none), `throw()` raising it as
   `JaxRuntimeError`. `errors` is a set of categories: `user_checks` (a
   failed `check`, the default), `nan_checks` (a floating-point primitive
-  produced a NaN), `div_checks` (an integer division by zero),
+  produced a NaN), `div_checks` (a lax.div by zero, of any dtype),
   `index_checks` (an out-of-bounds index of a gather, scatter or dynamic
   slice), combined with `|` (`float_checks`, `automatic_checks`,
   `all_checks`). The checked function can be jitted, vmapped (the error is

@@ -29,6 +29,11 @@ LIBRARIES = {
     package="optax",
     # (they import flax, which refimpl does not stand in for)
     left_out=["optax/_src/linear_algebra_test.py", "optax/transforms/_accumulation_test.py"]),
+  "chex": dict(
+    release="chex==0.1.92",
+    requirements=["absl-py", "typing_extensions", "toolz", "cloudpickle", "dm-tree"],
+    package="chex",
+    left_out=[]),
 }
 
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped)")

@@ -321,6 +321,13 @@ class JitFunction:
   def __get__(self, obj, objtype=None):
     return self if obj is None else functools.partial(self, obj)
 
+  @property
+  def __signature__(self):
+    """`fun`'s, as `inspect.signature` gives for JAX's jitted functions (even
+    with `follow_wrapped=False`, which would otherwise take this object with
+    a `__get__` for a builtin)."""
+    return inspect.signature(self.fun)
+
   def _split_args(self, args, kwargs):
     if not (self.static_argnums or self.static_argnames):
       return (), args, kwargs

@@ -1,6 +1,7 @@
 """Tests of refimpl/api.py: jit, make_jaxpr, eval_shape and the backend registry."""
 
 import collections
+import inspect
 import os
 import subprocess
 import sys
@@ -358,3 +359,11 @@ def test_version_is_the_jax_version_followed():
   from importlib.metadata import version
   assert jax.__version__ == "0.10.2" and jax.__version_info__ == (0, 10, 2)
   assert jax.refimpl_version == version("refimpl")
+
+
+def test_a_jitted_functions_signature_is_its_functions():
+  def f(x, y=2, *, z):
+    return x
+
+  for follow_wrapped in (True, False):
+    assert str(inspect.signature(jax.jit(f), follow_wrapped=follow_wrapped)) == "(x, y=2, *, z)"

@@ -265,3 +265,14 @@ def test_category_sets():
   assert checkify.automatic_checks == checkify.float_checks | checkify.index_checks
   assert checkify.all_checks == checkify.automatic_checks | checkify.user_checks
   assert all(isinstance(c, type) and issubclass(c, Exception) for c in checkify.all_checks)
+
+
+def test_a_failed_checks_values_are_arrays_in_its_message():
+  """check_error raises with the values as Arrays (key arrays too), as JAX's."""
+  def f(x, key):
+    checkify.check(jnp.all(x > 0), "bad {x!r} of {key}", x=x, key=key)
+    return x
+
+  err, _ = checkify.checkify(jax.jit(f))(jnp.array([-1.0]), jax.random.key(0))
+  with pytest.raises(checkify.JaxRuntimeError, match=r"bad Array\(\[-1\.\], dtype=float32\) of"):
+    checkify.check_error(err)

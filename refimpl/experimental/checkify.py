@@ -322,7 +322,7 @@ class CheckPrimitive(core.Primitive):
     """
     if debug:
       return []
-    args = [jnp.asarray(a) for a in args]   # (formatted in the message as JAX's Arrays)
+    args = [core.make_array(a, core.get_aval(a)) for a in args]   # (as Arrays in the message)
     exc = tree_util.tree_unflatten(err_tree, args).get_exception()
     if exc is not None:
       raise JaxRuntimeError(str(exc)) from exc

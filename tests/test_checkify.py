@@ -276,3 +276,19 @@ def test_a_failed_checks_values_are_arrays_in_its_message():
   err, _ = checkify.checkify(jax.jit(f))(jnp.array([-1.0]), jax.random.key(0))
   with pytest.raises(checkify.JaxRuntimeError, match=r"bad Array\(\[-1\.\], dtype=float32\) of"):
     checkify.check_error(err)
+
+
+def test_checkify_leaks_no_tracer_of_its_sub_traces():
+  """Checking a jitted function and control flow bodies keeps nothing of the
+  traces it makes (jax.checking_leaks raises for any tracer that outlives
+  its trace)."""
+  def f(x):
+    checkify.check(jnp.all(x > 0), "not positive")
+    return jnp.log(x)
+
+  x = jnp.array([1.0, 2.0])
+  with jax.checking_leaks():
+    assert checkify.checkify(jax.jit(f))(x)[0].get() is None
+    assert checkify.checkify(lambda x: lax.cond(x[0] > 0, f, f, x))(x)[0].get() is None
+    err, _ = checkify.checkify(lambda x: lax.scan(lambda c, _: (f(c), None), x, None, length=3))(x)
+    assert err.get().startswith("not positive")

@@ -430,7 +430,8 @@ def _traced_checked(fun, error, in_avals):
   """Traces `fun(error, *args) -> (error, outs)` on an error of `error`'s
   structure and arguments of `in_avals`. Returns (a ClosedJaxpr from the
   error's leaves and the arguments to the output error's leaves and the
-  outputs, the output error's treedef, the output error)."""
+  outputs, the output error's treedef, the kinds of error it holds). Nothing
+  of the trace's is kept: its tracers die with it (`jax.checking_leaks`)."""
   err_leaves, err_tree = tree_util.tree_flatten(error)
   out = []
 
@@ -438,7 +439,7 @@ def _traced_checked(fun, error, in_avals):
     err, outs = fun(tree_util.tree_unflatten(err_tree, args[:len(err_leaves)]),
                     *args[len(err_leaves):])
     leaves, tree = tree_util.tree_flatten(err)
-    out.extend([tree, err])
+    out.extend([tree, set(err._pred)])
     return [*leaves, *outs]
 
   avals = [core.get_aval(x) for x in err_leaves] + list(in_avals)
@@ -448,7 +449,7 @@ def _traced_checked(fun, error, in_avals):
 
 def _out_effects(fun, error, in_avals):
   """The kinds of error `fun(error, *args) -> (error, outs)` may return."""
-  return set(_traced_checked(fun, error, in_avals)[2]._pred)
+  return _traced_checked(fun, error, in_avals)[2]
 
 
 def _checked(closed, enabled_errors):

@@ -350,6 +350,7 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
   N = _dim(N, "argument 'N' of jnp.eye()")
   M = N if M is None else _dim(M, "argument 'M' of jnp.eye()")
   k = operator.index(concrete(k, "argument 'k' of jnp.eye()"))
+  k = max(-N, min(k, M))   # (any diagonal outside the matrix is as empty: kept in int32)
   dtype = _default_float_or(dtype, "eye")
   shifted_rows = lax.add(lax.broadcasted_iota(np.int32, (N, M), 0), np.int32(k))
   cols = lax.broadcasted_iota(np.int32, (N, M), 1)

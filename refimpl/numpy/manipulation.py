@@ -176,10 +176,10 @@ def concatenate(arrays, axis=0, dtype=None):
   check_arraylike("concatenate", *arrays)
   if not len(arrays):
     raise ValueError("Need at least one array to concatenate.")
-  if np.ndim(arrays[0]) == 0:
-    raise ValueError("Zero-dimensional arrays cannot be concatenated.")
   if axis is None:
     return concatenate([ravel(a) for a in arrays], axis=0, dtype=dtype)
+  if np.ndim(arrays[0]) == 0:
+    raise ValueError("Zero-dimensional arrays cannot be concatenated.")
   axis = canonicalize_axis(axis, np.ndim(arrays[0]))
   if dtype is None:
     arrays = promote_dtypes(*arrays)
@@ -418,6 +418,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     out_shape[axis] *= count
     out = reshape(tile(expanded, reps), out_shape)
   else:
+    if repeats.dtype.kind == "u":   # (np.repeat counts in intp: uint64 would not cast)
+      repeats = repeats.astype(np.int64)
     positions = np.repeat(np.arange(a.shape[axis]), repeats)
     out = a[(slice(None),) * axis + (positions,)]
   if total_repeat_length is not None and out.shape[axis] != total_repeat_length:

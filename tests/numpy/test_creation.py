@@ -249,6 +249,8 @@ def test_eye_lowering_and_errors():
   assert prims == ["iota", "add", "iota", "eq", "convert_element_type"]
   with pytest.raises(ValueError, match="negative dimensions"):
     jnp.eye(-1)
+  for k in (2**31, -2**40):   # diagonals beyond the matrix (and int32): all zeros
+    _check(jnp.eye(2, 3, k), np.zeros((2, 3)), np.float32)
 
 
 @pytest.mark.parametrize("indexing", ["xy", "ij"])

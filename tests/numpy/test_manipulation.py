@@ -125,6 +125,8 @@ def test_concatenate_details():
   _check(jnp.concat([x, x], axis=1), np.concatenate([x, x], 1))
   with pytest.raises(ValueError, match="Zero-dimensional"):
     jnp.concatenate([1.0, 2.0])
+  scalar = jnp.asarray(3, np.uint8)   # axis=None flattens first, 0-d arrays too
+  _check(jnp.concat([scalar, scalar], axis=None), np.array([3, 3], np.uint8))
   with pytest.raises(TypeError, match="concatenate requires ndarray or scalar arguments, got "
                                       "<class 'list'> at position 0"):
     jnp.concatenate([[1.0], [2.0]])
@@ -220,6 +222,7 @@ def test_repeat_matches_numpy(dx, count, data):
     counts = data.draw(st.lists(st.integers(0, 3), min_size=x.shape[axis],
                                 max_size=x.shape[axis]))
     _check(jnp.repeat(x, np.array(counts, np.int32), axis), np.repeat(x, counts, axis))
+    _check(jnp.repeat(x, np.array(counts, np.uint64), axis), np.repeat(x, counts, axis))
 
 
 def test_repeat_lowering_and_errors():

@@ -77,6 +77,7 @@ refimpl_version = "0.1.0"
 # so that `import refimpl` does not pay for them in programs that never use them.
 # `refimpl.random.key(0)`, `from refimpl import nn` and `import refimpl.scipy`
 # all work as if they had been imported here.
-__getattr__, __dir__ = _attach_lazy(__name__, ("flatten_util", "nn", "ops", "random", "scipy",
-                                               "test_util", "typing"))
+__getattr__, __dir__ = _attach_lazy(__name__, (
+    "example_libraries", "experimental", "extend", "flatten_util", "image", "nn", "ops",
+    "profiler", "random", "scipy", "stages", "test_util", "typing"))
 del _attach_lazy

@@ -9,8 +9,11 @@ import sys
 
 import pytest
 
-LAZY = {"refimpl": ["flatten_util", "nn", "ops", "random", "scipy", "test_util", "typing"],
-        "refimpl.numpy": ["fft", "linalg"]}
+LAZY = {"refimpl": ["example_libraries", "experimental", "extend", "flatten_util", "image", "nn",
+                    "ops", "profiler", "random", "scipy", "stages", "test_util", "typing"],
+        "refimpl.numpy": ["fft", "linalg"],
+        "refimpl.scipy": ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage",
+                          "optimize", "signal", "sparse", "spatial", "stats"]}
 
 
 def _run(code):

@@ -17,6 +17,7 @@ the parent trace (`set_current_trace`), so traces nest without a global stack.
 
 import contextlib
 import functools
+import gc
 import math
 import operator
 import os
@@ -560,6 +561,20 @@ class set_current_trace:  # noqa: N801 (used as a function)
 
   def __exit__(self, *exc):
     _context.trace = self.previous
+
+
+def check_no_leaks(trace_ref):
+  """With `jax_check_tracer_leaks`, where a transformation's trace ends:
+  raises if the trace `trace_ref` refers to is still alive once garbage is
+  collected, which means that one of its tracers outlived it (stored in a
+  global, a closure, an attribute), naming those tracers."""
+  gc.collect()
+  trace = trace_ref()
+  if trace is None:
+    return
+  tracers = [r for r in gc.get_referrers(trace) if isinstance(r, Tracer)]
+  listed = "\n\n".join(map(str, tracers))
+  raise Exception(f"Leaked trace {type(trace).__name__}. Leaked tracer(s):\n\n{listed}\n")
 
 
 def eval_context():

@@ -544,6 +544,12 @@ class custom_vjp:  # noqa: N801 (JAX's name)
       res_tree_box[:] = [res_tree]
       return [*map(_as_value, out_leaves), *map(_as_value, res_leaves)]
 
+    # (what bwd_flat checks cotangents against: trees and tangent types, not
+    # the arguments, which may be tracers that it must not keep alive)
+    dyn_tree = tree_util.tree_structure(tuple(dyn))
+    arg_types = [(tree, [ad.tangent_aval(core.get_aval(a)) for a in arg_leaves])
+                 for arg_leaves, tree in map(tree_util.tree_flatten, dyn)]
+
     def bwd_flat(*res_and_cts):
       n_res = len(res_and_cts) - len(closed.out_avals)
       res = tree_util.tree_unflatten(res_tree_box[0], res_and_cts[:n_res])
@@ -551,7 +557,7 @@ class custom_vjp:  # noqa: N801 (JAX's name)
       cts_in = bwd(*nondiff, res, ct)
       if not isinstance(cts_in, (tuple, list)):
         cts_in = None   # reported below as a structure mismatch
-      expected = tree_util.tree_structure(tuple(dyn))
+      expected = dyn_tree
       got = tree_util.tree_structure(
           tuple(cts_in) if cts_in is not None else cts_in, is_leaf=lambda x: x is None)
       structure_error = TypeError(
@@ -560,20 +566,17 @@ class custom_vjp:  # noqa: N801 (JAX's name)
           "particular must produce a tuple of length equal to the number of "
           "arguments to the primal function, but got bwd output structure "
           f"{got} for primal input structure {expected}.")
-      if cts_in is None or len(cts_in) != len(dyn):
+      if cts_in is None or len(cts_in) != len(arg_types):
         raise structure_error
       leaves_out = []
-      for arg, ct_arg in zip(dyn, cts_in):
-        arg_leaves, arg_tree = tree_util.tree_flatten(arg)
+      for (arg_tree, avals), ct_arg in zip(arg_types, cts_in):
         if ct_arg is None:
-          leaves_out += [ad.zeros_like_aval(ad.tangent_aval(core.get_aval(a)))
-                         for a in arg_leaves]
+          leaves_out += [ad.zeros_like_aval(aval) for aval in avals]
           continue
         ct_leaves, ct_tree = tree_util.tree_flatten(ct_arg, is_leaf=lambda x: x is None)
         if ct_tree != arg_tree and tree_util.tree_structure(ct_arg) != arg_tree:
           raise structure_error
-        for a, c in zip(arg_leaves, ct_leaves):
-          aval = ad.tangent_aval(core.get_aval(a))
+        for aval, c in zip(avals, ct_leaves):
           if c is None or aval.dtype == dtypes.float0:   # as JAX: any cotangent of an
             leaves_out.append(ad.zeros_like_aval(aval))   # integer or key input is zero
             continue

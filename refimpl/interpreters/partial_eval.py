@@ -15,7 +15,6 @@ primitive that holds a sub-program (a `jit` call) splits that program with
 its rule in `partial_eval_rules`, so its known half also runs now.
 """
 
-import gc
 import weakref
 
 from refimpl import core, dtypes
@@ -135,21 +134,9 @@ def trace_to_jaxpr(fun, in_avals):
   if config.jax_check_tracer_leaks:
     trace_ref = weakref.ref(trace)
     del trace, args, outs
-    _check_no_leaks(trace_ref)
+    core.check_no_leaks(trace_ref)
   return closed
 
-
-def _check_no_leaks(trace_ref):
-  """With `jax_check_tracer_leaks`: raises if the finished trace `trace_ref`
-  refers to is still alive once garbage is collected, which means that one
-  of its tracers outlived it (stored in a global, a closure, an attribute)."""
-  gc.collect()
-  trace = trace_ref()
-  if trace is None:
-    return
-  tracers = [r for r in gc.get_referrers(trace) if isinstance(r, core.Tracer)]
-  listed = "\n\n".join(map(str, tracers))
-  raise Exception(f"Leaked trace {type(trace).__name__}. Leaked tracer(s):\n\n{listed}\n")
 
 
 def split_tracer_consts(closed):

@@ -1,11 +1,11 @@
 """Cases for the primitives that call a traced sub-program: `jit`,
 `checkpoint` (with `name`), `custom_jvp_call` and `custom_vjp_call` (with
-`custom_lin`, which only reverse mode can run), `custom_vmap_call`, and for
-the two primitives differentiation introduces, `add_any` and
-`stop_gradient`, and for `stage` and `dce_sink`, which only mark values. Their values are those of the program they call; their
-derivative cases check that differentiation goes through them (and, for the
-custom ones, uses the user's rule); the vmap property runs the custom vmap
-rule."""
+`custom_lin`, which only reverse mode can run), `custom_vmap_call`; for the
+two primitives differentiation introduces, `add_any` and `stop_gradient`;
+and for `stage` and `dce_sink`, which only mark values. Their values are
+those of the program they call; their derivative cases check that
+differentiation goes through them (and, for the custom ones, uses the
+user's rule); the vmap property runs the custom vmap rule."""
 
 import numpy as np
 

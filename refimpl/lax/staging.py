@@ -106,7 +106,8 @@ def platform_dependent(*args, default=None, **per_platform):
   `per_platform[name]` for the configured backend's platform ("cpu"; "cuda",
   "rocm" or "gpu" for a GPU backend), else `default`; NotImplementedError
   when neither exists. refimpl chooses while tracing, from the configured
-  backend (JAX when lowering, for each platform it compiles for)."""
+  backend (JAX when lowering, for each platform it compiles for), so a
+  trace that jit keeps keeps its branch if the configured backend changes."""
   from refimpl.api import default_backend
   platform = default_backend()
   for name in _PLATFORMS.get(platform, (platform,)):

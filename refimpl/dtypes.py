@@ -391,31 +391,35 @@ def result_type_and_weak_type(*args):
   """Promotes the dtypes of `args` (values or dtypes) to (dtype, weak_type).
 
   Python scalars and weak-typed values take part as weak nodes. When every
-  argument is weak the result is the promotion of their strong types, still
-  weak. The result is canonicalized (x64).
+  argument is weak the result is the promotion of the weak arrays' own
+  dtypes and the Python scalars' kinds, still weak. The result is
+  canonicalized (x64).
   """
   if not args:
     raise ValueError("at least one array or dtype is required")
-  dts, weaks = [], []
+  dts, weaks, scalars = [], [], []   # (scalars: which are Python scalars or types)
   for x in args:
     if is_python_scalar(x) or (isinstance(x, type) and x in (bool, int, float, complex)):
       value = x if not isinstance(x, type) else x(0)
       dts.append(np.dtype(type(value)) if type(value) is not int else int64)
       weaks.append(type(value) is not bool)
+      scalars.append(True)
     elif hasattr(x, "dtype") and not isinstance(x, type):
       dts.append(x.dtype if is_extended(x.dtype) else np.dtype(x.dtype))
       weaks.append(is_weakly_typed(x))
+      scalars.append(False)
     else:
       dts.append(x if is_extended(x) else np.dtype(x))
       weaks.append(False)
+      scalars.append(False)
   if any(is_extended(d) for d in dts):
     return _promote_extended(dts), False
   if len(dts) == 1:
     out, out_weak = dts[0], weaks[0]
   elif len(set(dts)) == 1 and not all(weaks):
     out, out_weak = dts[0], False
-  elif all(weaks):
-    out = _least_upper_bound({_lattice_node(d, False) for d in dts})
+  elif all(weaks):   # weak arrays by their own dtypes, Python scalars by their kinds
+    out = _least_upper_bound({_lattice_node(d, scalar) for d, scalar in zip(dts, scalars)})
     out_weak = True
   else:
     out = _least_upper_bound({_lattice_node(d, w) for d, w in zip(dts, weaks)})

@@ -113,6 +113,19 @@ def test_strict_promotion():
   assert jax.jit(lambda a, b: a + b)(f32, f16).dtype == jnp.float32   # traced anew
 
 
+def test_python_scalars_promote_by_kind_among_weak_values():
+  """As JAX's lattice: Python scalars are weak nodes even when every operand
+  is weak, so int with float is a weak float in strict mode too, and a
+  weakly typed float32 keeps its width with a Python int under x64."""
+  with jax.numpy_dtype_promotion("strict"):
+    out = jnp.add(1, 1.0)
+    assert out.dtype == jnp.float32 and out.weak_type
+  with jax.enable_x64():
+    weak_f32 = jax.lax.convert_element_type(1.0, jnp.float32, weak_type=True)
+    assert (weak_f32 + 1).dtype == jnp.float32
+    assert jnp.add(1, 1.0).dtype == jnp.float64
+
+
 def test_default_matmul_precision_has_no_effect_on_values():
   a = np.arange(6, dtype=np.float32).reshape(2, 3) / 7
   b = np.arange(6, dtype=np.float32).reshape(3, 2) / 3

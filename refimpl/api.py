@@ -72,7 +72,8 @@ class JitPrimitive(core.Primitive):
         if config.jax_log_compiles:
           _logger.warning("Compiling %s with global shapes and types %s on backend %r",
                           name, [a.str_short() for a in jaxpr.in_avals], backend_name)
-        backend = compiler.Backend(backend_name, compile, _devices_of(backend_name)[0].platform)
+        platform = "cpu" if backends.device_backend(backend_name) is None else "gpu"
+        backend = compiler.Backend(backend_name, compile, platform)
         with monitoring.timed(monitoring.BACKEND_COMPILE_EVENT, fun_name=name):
           compiled = compiler.backend_compile_and_load(backend, jaxpr)
         program = self._programs[key] = core.from_physical_program(

@@ -13,7 +13,7 @@ class Backend(NamedTuple):
   compile: Callable[[Any], Callable]
   """Its compile function (refimpl.backends.register_backend's)."""
   platform: str
-  """The platform of its devices: "cpu" or "gpu"."""
+  """"gpu" for a device backend (its Arrays hold device buffers), else "cpu"."""
 
 
 def backend_compile_and_load(backend, jaxpr):

@@ -13,8 +13,8 @@ SELECTION = {
               "transforms/_clipping_test", "tree_utils/_tree_math_test",
               "losses/_classification_test", "losses/_regression_test", "_src/utils_test",
               "_src/update_test"],
-    "chex": ["_src/dataclass_test", "_src/dimensions_test", "_src/fake_test",
-             "_src/warnings_test"],
+    "chex": ["_src/asserts_chexify_test", "_src/dataclass_test", "_src/dimensions_test",
+             "_src/fake_test", "_src/variants_test", "_src/warnings_test"],
 }
 
 

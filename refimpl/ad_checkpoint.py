@@ -167,14 +167,30 @@ def _checkpoint_partial_eval(trace, args, params):
 pe.partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
 
 
-def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
+class _Deprecated:
+  """The default of `checkpoint`'s removed `concrete` argument."""
+
+  def __repr__(self):
+    return "Deprecated"
+
+
+_DEPRECATED = _Deprecated()
+
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_argnames=(),
+               concrete=_DEPRECATED):
   """`fun`, with its residuals recomputed in the backward pass instead of
   stored (except those `policy` saves; see `checkpoint_policies`).
-  `static_argnums` name arguments passed as Python values."""
-  if fun is None:
-    return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
-                             static_argnums=static_argnums)
+  `static_argnums` (positions) and `static_argnames` (keyword arguments) name
+  arguments passed as Python values. `concrete`, removed in JAX 0.10, raises
+  NotImplementedError when given."""
+  if not isinstance(concrete, _Deprecated):
+    raise NotImplementedError(
+        "The `concrete` option to `jax.checkpoint` was deprecated in JAX v0.8.2, and removed "
+        "in JAX v0.10.0. In its place please use `static_argnums`; for details refer to "
+        "https://docs.jax.dev/en/latest/jep/11830-new-remat-checkpoint.html.")
   static_argnums = (static_argnums,) if type(static_argnums) is int else static_argnums
+  static_argnames = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
 
   @functools.wraps(fun)
   def fun_remat(*args, **kwargs):
@@ -188,15 +204,17 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
                        f"`-len(args)` and less than `len(args)`, but got {static_argnums}, "
                        f"while `len(args)` = {len(args)}")
     static = {i % len(args): args[i] for i in static_argnums}
+    static_kwargs = {k: v for k, v in kwargs.items() if k in static_argnames}
     dyn = [a for i, a in enumerate(args) if i not in static]
-    leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
+    dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
+    leaves, in_tree = tree_util.tree_flatten((dyn, dyn_kwargs))
     out_tree_box = []
 
     def flat_fun(*flat):
       d_args, d_kwargs = tree_util.tree_unflatten(in_tree, flat)
       it = iter(d_args)
       full = [static[i] if i in static else next(it) for i in range(len(args))]
-      out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **d_kwargs))
+      out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **d_kwargs, **static_kwargs))
       out_tree_box.append(out_tree)
       return out_leaves
 
@@ -208,7 +226,10 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
   return fun_remat
 
 
-remat = checkpoint
+def remat(fun, *, prevent_cse=True, policy=None, static_argnums=(), concrete=_DEPRECATED):
+  """`checkpoint`, by its older name (which takes no `static_argnames`)."""
+  return checkpoint(fun, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums,
+                    concrete=concrete)
 
 
 # --- names and policies --------------------------------------------------------

@@ -632,21 +632,51 @@ class Compiled(_Stage):
     return tree_util.tree_unflatten(self.out_tree, outs)
 
 
-def jit(fun=None, /, *, static_argnums=None, static_argnames=None,
-        donate_argnums=None, donate_argnames=None, keep_unused=False,
-        device=None, backend=None, inline=False, abstracted_axes=None,
-        compiler_options=None):
+class _UnspecifiedValue:
+  """The default of jit's `in_shardings` and `out_shardings` (JAX's
+  `UnspecifiedValue`): the compiler chooses."""
+
+  def __repr__(self):
+    return "UnspecifiedValue"
+
+
+UNSPECIFIED = _UnspecifiedValue()
+
+
+def _check_jit_shardings(shardings, what):
+  """JAX's check of jit's `in_shardings`/`out_shardings`: a pytree (prefix) whose
+  leaves are Shardings, PartitionSpecs or None. Every sharding places arrays
+  on the one device, so a valid one changes nothing else."""
+  from refimpl import sharding
+  if shardings is UNSPECIFIED:
+    return
+  for leaf in tree_util.tree_leaves(shardings, is_leaf=lambda x: x is None):
+    if not (leaf is None or isinstance(leaf, (sharding.Sharding, sharding.PartitionSpec))):
+      raise ValueError(f"One of jit {what} got sharding {leaf!r} of type "
+                       f"{type(leaf).__name__}, which is not a jax.sharding.Sharding, a "
+                       "PartitionSpec or None.")
+
+
+def jit(fun=None, /, *, in_shardings=UNSPECIFIED, out_shardings=UNSPECIFIED,
+        static_argnums=None, static_argnames=None, donate_argnums=None, donate_argnames=None,
+        keep_unused=False, device=None, backend=None, inline=False, compiler_options=None):
   """Compiles `fun`: traces it once per input types and runs the jaxpr on a backend.
 
   `static_argnums`/`static_argnames` name arguments passed as Python values
-  (they must be hashable; each new value retraces). Donation, devices and
-  compiler options are accepted and ignored. Used bare or as
-  `@jit(static_argnums=...)`.
+  (they must be hashable; each new value retraces). `in_shardings` and
+  `out_shardings` are checked as JAX checks them and place everything on the
+  one device. Donation, devices and compiler options are accepted and
+  ignored. Used bare or as `@jit(static_argnums=...)`.
   """
+  _check_jit_shardings(in_shardings, "in_shardings")
+  _check_jit_shardings(out_shardings, "out_shardings")
   if fun is None:
-    return functools.partial(jit, static_argnums=static_argnums,
-                             static_argnames=static_argnames, donate_argnums=donate_argnums,
-                             donate_argnames=donate_argnames, backend=backend)
+    return functools.partial(
+        jit, in_shardings=in_shardings, out_shardings=out_shardings,
+        static_argnums=static_argnums, static_argnames=static_argnames,
+        donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+        keep_unused=keep_unused, device=device, backend=backend, inline=inline,
+        compiler_options=compiler_options)
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
   if backend is not None:
@@ -672,7 +702,7 @@ def _check_donation(fun, jit_fun, donate_argnums, donate_argnames):
 
 # --- make_jaxpr ------------------------------------------------------------
 
-def make_jaxpr(fun, static_argnums=(), return_shape=False, abstracted_axes=None):
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
   """Returns a function that traces `fun` on its arguments and returns the ClosedJaxpr.
 
   Arguments may be arrays, Python scalars (weakly typed), `ShapeDtypeStruct`s
@@ -680,6 +710,8 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False, abstracted_axes=None)
   as a pytree of `ShapeDtypeStruct`. As in JAX, this is
   `jit(fun, static_argnums=static_argnums).trace(*args, **kwargs)`, so static
   arguments follow jit's rules (hashable; negative indices count from the end).
+  `axis_env`, a sequence of (axis name, size) pairs, binds named axes for the
+  collectives `fun` uses (as an enclosing `vmap` would).
   """
   try:
     hash(fun)
@@ -689,7 +721,10 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False, abstracted_axes=None)
 
   @functools.wraps(fun)
   def make_jaxpr_f(*args, **kwargs):
-    traced = jit(fun, static_argnums=static_argnums).trace(*args, **kwargs)
+    with contextlib.ExitStack() as stack:
+      for name, size in axis_env or ():
+        stack.enter_context(core.extend_axis_env(name, size))
+      traced = jit(fun, static_argnums=static_argnums).trace(*args, **kwargs)
     if return_shape:
       return traced.jaxpr, traced.out_info
     return traced.jaxpr
@@ -702,12 +737,17 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False, abstracted_axes=None)
 
 class ShapeDtypeStruct:
   """A shape and dtype standing in for an array (for make_jaxpr, eval_shape),
-  with the sharding it is given (a PartitionSpec: over the abstract mesh in context)."""
+  with the sharding it is given (a PartitionSpec: over the abstract mesh in context).
+  `manual_axis_type` and `is_ref` take only their defaults."""
 
   __slots__ = ("shape", "dtype", "sharding", "weak_type")
 
-  def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
+  def __init__(self, shape, dtype, *, sharding=None, weak_type=False, manual_axis_type=None,
+               is_ref=False):
     from refimpl import sharding as sharding_lib
+    if manual_axis_type is not None or is_ref:
+      raise NotImplementedError("ShapeDtypeStruct: shard_map's manual axis types and mutable "
+                                "array references (is_ref) are not modelled by refimpl")
     self.shape = tuple(shape)
     if dtype is None:
       raise ValueError("ShapeDtypeStruct: dtype must be specified.")
@@ -911,7 +951,12 @@ def devices(backend=None):
   return list(_devices_of(backend))
 
 
-def local_devices(process_index=None, backend=None):
+def local_devices(process_index=None, backend=None, host_id=None):
+  """The devices of this process (all of them: there is one process);
+  `host_id` is the deprecated name of `process_index`."""
+  if host_id is not None:
+    warnings.warn("The argument to jax.local_devices has been renamed from `host_id` to "
+                  "`process_index`", DeprecationWarning, stacklevel=2)
   return devices(backend)
 
 

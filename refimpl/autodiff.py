@@ -204,12 +204,15 @@ def linearize(fun, *primals, has_aux=False):
 
 # --- reverse mode ------------------------------------------------------------
 
-def vjp(fun, *primals, has_aux=False):
+def vjp(fun, *primals, has_aux=False, reduce_axes=()):
   """Evaluates `fun` at `primals`; returns `(primals_out, vjp_fun)` (and
   `aux`), where `vjp_fun(cotangent)` maps a cotangent of the output (same
   structure, shapes and dtypes) to a tuple of cotangents of the primals.
   As in JAX, `vjp_fun` is a `tree_util.Partial` whose leaves are the
-  residuals, so it can be passed to and returned from `jit`."""
+  residuals, so it can be passed to and returned from `jit`. A non-empty
+  `reduce_axes` (removed from JAX) raises NotImplementedError."""
+  if reduce_axes:
+    raise NotImplementedError("reduce_axes argument to vjp is deprecated")
   _check_callable(fun)
   p_leaves, p_tree = tree_util.tree_flatten(primals)
   p_leaves = [_to_value(p) for p in p_leaves]

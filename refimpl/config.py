@@ -188,7 +188,21 @@ _VALUE_CHECKS = {  # option -> raises for a value it does not take
 }
 
 
+class _NoDefault:
+  """The default of the context managers of options that have no default
+  value to set (JAX's `config.NoDefault`): calling one without a value raises."""
+
+  def __repr__(self):
+    return "<no default>"
+
+
+_NO_DEFAULT = _NoDefault()
+
+
 def _check_value(name, value):
+  if value is _NO_DEFAULT:
+    raise TypeError(f"Context manager for {name} config option requires an argument "
+                    "representing the new value for the config option.")
   check = _VALUE_CHECKS.get(name)
   if check is not None:
     check(value)
@@ -236,7 +250,7 @@ def log_compiles(new_val=True):
   return config.option("jax_log_compiles", new_val)
 
 
-def numpy_rank_promotion(new_val):
+def numpy_rank_promotion(new_val=_NO_DEFAULT):
   """Context manager: 'allow' (NumPy's rank promotion), 'warn' or 'raise'."""
   _check_value("jax_numpy_rank_promotion", new_val)   # now, not when the block is entered
   return config.option("jax_numpy_rank_promotion", new_val)
@@ -247,9 +261,10 @@ def threefry_partitionable(new_val=True):
   return config.option("jax_threefry_partitionable", new_val)
 
 
-def default_prng_impl(new_val):
+def default_prng_impl(new_val=_NO_DEFAULT):
   """Context manager naming the PRNG implementation of new keys
   ('threefry2x32', the only one refimpl has)."""
+  _check_value("jax_default_prng_impl", new_val)
   return config.option("jax_default_prng_impl", new_val)
 
 
@@ -260,15 +275,16 @@ def enable_custom_prng(new_val=True):
   return config.option("jax_enable_custom_prng", new_val)
 
 
-def legacy_prng_key(new_val):
+def legacy_prng_key(new_val=_NO_DEFAULT):
   """Context manager: what raw uint32 keys passed to jax.random do: 'allow'
   (the default), 'warn' (UserWarning) or 'error' (ValueError)."""
   _check_value("jax_legacy_prng_key", new_val)
   return config.option("jax_legacy_prng_key", new_val)
 
 
-def default_device(new_val):
+def default_device(new_val=_NO_DEFAULT):
   """Context manager naming the default device (refimpl has a single CPU device)."""
+  _check_value("jax_default_device", new_val)
   return config.option("jax_default_device", new_val)
 
 
@@ -277,7 +293,7 @@ def disable_jit(disable=True):
   return config.option("jax_disable_jit", disable)
 
 
-def numpy_dtype_promotion(new_val):
+def numpy_dtype_promotion(new_val=_NO_DEFAULT):
   """Context manager: 'standard' (JAX's promotion lattice) or 'strict', under
   which arrays of different dtypes do not promote implicitly (only Python
   scalars and weakly typed values adapt to the other operand's type; anything
@@ -286,7 +302,7 @@ def numpy_dtype_promotion(new_val):
   return config.option("jax_numpy_dtype_promotion", new_val)
 
 
-def default_matmul_precision(new_val):
+def default_matmul_precision(new_val=_NO_DEFAULT):
   """Context manager naming the precision of matrix products whose `precision`
   is None (one of `MATMUL_PRECISIONS`). It selects XLA's algorithm on an
   accelerator; refimpl computes every product in its operands' dtype (with
@@ -344,7 +360,7 @@ def allow_f16_reductions(new_val=True):
   return config.option("jax_allow_f16_reductions", new_val)
 
 
-def array_garbage_collection_guard(new_val):
+def array_garbage_collection_guard(new_val=_NO_DEFAULT):
   """Context manager: 'allow', 'log' or 'fatal', what JAX does when the cyclic
   garbage collector (rather than reference counting) frees an Array's device
   memory. refimpl's Arrays hold host NumPy memory, freed alike either way: the
@@ -362,7 +378,7 @@ def jax2tf_associative_scan_reductions(new_val=True):
 def _transfer_guard_option(direction):
   name = f"jax_transfer_guard_{direction}"
 
-  def guard(new_val):
+  def guard(new_val=_NO_DEFAULT):
     _check_value(name, new_val)
     return config.option(name, new_val)
   guard.__name__ = guard.__qualname__ = f"transfer_guard_{direction}"

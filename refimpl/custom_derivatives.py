@@ -129,11 +129,17 @@ def _trace_call(fun, nondiff_argnums, args, kwargs):
   return nondiff, dyn, closed, tracer_consts, in_tree, out_tree_box[0], leaves
 
 
-def _positions(nondiff_argnums):
-  """The positions of the nondiff arguments, ascending and each once: the
-  order in which the rules receive them, whatever order they were named in
-  (as in JAX)."""
-  return tuple(sorted(set(nondiff_argnums)))
+def _positions(fun, nondiff_argnums, nondiff_argnames):
+  """The positions of the nondiff arguments (those at `nondiff_argnums` and the
+  positional parameters of `fun` named in `nondiff_argnames`), ascending and
+  each once: the order in which the rules receive them, whatever order they
+  were named in (as in JAX)."""
+  positions = set(nondiff_argnums)
+  if nondiff_argnames:
+    params = inspect.signature(fun).parameters.values()
+    positions.update(i for i, p in enumerate(params) if p.name in nondiff_argnames
+                     and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+  return tuple(sorted(positions))
 
 
 def _rebuild(nondiff_argnums, nondiff, dyn):
@@ -237,8 +243,9 @@ ad.primitive_jvps[custom_jvp_call_p] = _custom_jvp_call_jvp
 class custom_jvp:  # noqa: N801 (JAX's name)
   """A function with a custom JVP rule, defined with `defjvp` or `defjvps`.
 
-  `nondiff_argnums` name arguments that are not differentiated (Python
-  values, passed first to the rule). Example::
+  `nondiff_argnums` (positions) and `nondiff_argnames` (parameter names) name
+  arguments that are not differentiated (Python values, passed first to the
+  rule). Example::
 
       @custom_jvp
       def f(x):
@@ -251,10 +258,10 @@ class custom_jvp:  # noqa: N801 (JAX's name)
         return f(x), jnp.cos(x) * t
   """
 
-  def __init__(self, fun, nondiff_argnums=()):
+  def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
     functools.update_wrapper(self, fun)
     self.fun = fun
-    self.nondiff_argnums = _positions(nondiff_argnums)
+    self.nondiff_argnums = _positions(fun, nondiff_argnums, nondiff_argnames)
     self.jvp = None
     self.symbolic_zeros = False
 
@@ -489,12 +496,14 @@ class custom_vjp:  # noqa: N801 (JAX's name)
   `fwd(*args)` returns `(output, residuals)` (residuals: any pytree of
   arrays); `bwd(*nondiff_args, residuals, output_cotangent)` returns a tuple
   with one cotangent per (differentiable) argument, `None` meaning zero.
+  `nondiff_argnums` and `nondiff_argnames` name the nondiff arguments, as for
+  `custom_jvp`.
   """
 
-  def __init__(self, fun, nondiff_argnums=()):
+  def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
     functools.update_wrapper(self, fun)
     self.fun = fun
-    self.nondiff_argnums = _positions(nondiff_argnums)
+    self.nondiff_argnums = _positions(fun, nondiff_argnums, nondiff_argnames)
     self.fwd = self.bwd = None
     self.symbolic_zeros = False
 

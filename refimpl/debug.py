@@ -80,8 +80,10 @@ def _debug_callback_batch(args, dims, *, callback):
 batching.primitive_batchers[debug_callback_p] = _debug_callback_batch
 
 
-def callback(callback, *args, ordered=False, **kwargs):
-  """Calls `callback(*args, **kwargs)` with concrete arrays when the program runs."""
+def callback(callback, *args, ordered=False, partitioned=False, **kwargs):
+  """Calls `callback(*args, **kwargs)` with concrete arrays when the program runs.
+  `partitioned` (pass each device its local shards) changes nothing on one
+  device, where the shard is the whole array."""
   leaves, tree = tree_util.tree_flatten((args, kwargs))
 
   def flat_callback(*flat_args):

@@ -437,9 +437,11 @@ def _promote_extended(dts):
   return ext
 
 
-def result_type(*args):
-  """`jnp.result_type`: the promoted canonical dtype of `args`."""
-  return result_type_and_weak_type(*args)[0]
+def result_type(*args, return_weak_type_flag=False):
+  """`jnp.result_type`: the promoted canonical dtype of `args`; with
+  `return_weak_type_flag`, the pair (dtype, whether it is weakly typed)."""
+  dtype, weak_type = result_type_and_weak_type(*args)
+  return (dtype, weak_type) if return_weak_type_flag else dtype
 
 
 # --- categories ------------------------------------------------------------
@@ -576,14 +578,14 @@ def to_real_dtype(dt):
   return {complex64: float32, complex128: float64}.get(dt, dt)
 
 
-def finfo(dt):
+def finfo(dtype):
   """Machine limits of a float type (bfloat16 and the narrow floats included)."""
-  return ml_dtypes.finfo(np.dtype(dt))
+  return ml_dtypes.finfo(np.dtype(dtype))
 
 
-def iinfo(dt):
+def iinfo(int_type):
   """Machine limits of an integer type (int4 and the other narrow ones included)."""
-  return ml_dtypes.iinfo(np.dtype(dt))
+  return ml_dtypes.iinfo(np.dtype(int_type))
 
 
 def itemsize_bits(dtype):

@@ -36,6 +36,7 @@ from refimpl.config import config
 from refimpl.interpreters import ad, batching
 from refimpl.lax.shapes import canonicalize_axis as _canonicalize_axis
 from refimpl.numpy.util import check_arraylike, is_arraylike
+from refimpl.sharding import check_out_sharding
 
 __all__ = ['PRNGKey', 'key', 'key_data', 'key_impl', 'key_dtype', 'wrap_key_data',
            'split', 'fold_in', 'clone', 'bits', 'uniform', 'normal', 'randint',
@@ -213,10 +214,10 @@ def key_impl(keys):
   return impl.name if impl.name in prng.prngs else PRNGSpec(impl)
 
 
-def key_dtype(impl=None):
+def key_dtype(impl_spec=None):
   """The key dtype of an implementation (default: `jax_default_prng_impl`):
   `key<fry>` for threefry2x32."""
-  return prng.KeyTy(resolve_prng_impl(impl))
+  return prng.KeyTy(resolve_prng_impl(impl_spec))
 
 
 def _split(key, num=2):
@@ -274,10 +275,11 @@ def _random_bits(key, bit_width, shape):
 
 # --- samplers --------------------------------------------------------------------
 
-def bits(key, shape=(), dtype=None):
+def bits(key, shape=(), dtype=None, *, out_sharding=None):
   """Uniformly random unsigned integers: `prng.threefry_random_bits(key,
   8 * itemsize, shape)` as they come. `dtype` (default uint32, uint64 with
   x64) must be unsigned (ValueError)."""
+  check_out_sharding(out_sharding, "bits")
   key, _ = _check_prng_key("bits", key)
   if dtype is None:
     dtype = dtypes.canonicalize_dtype(np.uint64)
@@ -290,7 +292,7 @@ def bits(key, shape=(), dtype=None):
   return _random_bits(key, dtype.itemsize * 8, shape)
 
 
-def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
+def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=None):
   """Uniform floats in [minval, maxval).
 
   With nbits = the dtype's width and nmant its explicit mantissa bits, the
@@ -299,6 +301,7 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
   in [1, 2); minus 1 gives f in [0, 1) (a multiple of 2**-nmant). The result
   is max(minval, f * (maxval - minval) + minval), computed in `dtype`.
   """
+  check_out_sharding(out_sharding, "uniform")
   key, _ = _check_prng_key("uniform", key)
   dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
@@ -326,13 +329,14 @@ def _uniform(key, shape, dtype, minval, maxval):
   return lax.max(minval, lax.reshape(floats * (maxval - minval) + minval, shape))
 
 
-def normal(key, shape=(), dtype=None):
+def normal(key, shape=(), dtype=None, *, out_sharding=None):
   """Standard normal floats: u = uniform(key, shape, dtype, lo, 1) with lo
   the float after -1 towards 0, then sqrt(2) * erf_inv(u), in `dtype`.
 
   Complex dtypes: (re + 1j * im) / sqrt(2) with re, im the real normals of
   the two keys of split(key).
   """
+  check_out_sharding(out_sharding, "normal")
   key, _ = _check_prng_key("normal", key)
   shape = core.canonicalize_shape(shape)
   dtype = float if dtype is None else dtype
@@ -361,7 +365,7 @@ def _normal_real(key, shape, dtype):
   return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
 
 
-def randint(key, shape, minval, maxval, dtype=None):
+def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
   """Integers in [minval, maxval) of `dtype` (int32, int64 with x64).
 
   minval and maxval are clipped to `dtype`'s range. The draw is computed in
@@ -373,6 +377,7 @@ def randint(key, shape, minval, maxval, dtype=None):
   k2, and m = (2**(nbits/2) % span)**2 % span (unsigned nbits arithmetic);
   the result is minval + ((hi % span) * m + lo % span) % span.
   """
+  check_out_sharding(out_sharding, "randint")
   key, _ = _check_prng_key("randint", key)
   dtype = int if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
@@ -426,13 +431,14 @@ def _convert_and_clip_integer(val, dtype):
   return lax.convert_element_type(lax.clamp(lo, val, hi), dtype)
 
 
-def bernoulli(key, p=np.float32(0.5), shape=None, mode='low'):
+def bernoulli(key, p=0.5, shape=None, mode='low', *, out_sharding=None):
   """Booleans with P(True) = p; `shape` defaults to p's.
 
   mode "low": uniform(key, shape, dtype of p) < p. mode "high" (resolution
   2**-2nmant, for small p): u1, u2 = the two halves of uniform(key, (2,
   *shape)); u2 * 2**-nmant < p - u1. Other modes raise ValueError.
   """
+  check_out_sharding(out_sharding, "bernoulli")
   if shape is not None:
     shape = core.canonicalize_shape(shape)
   if mode not in ('high', 'low'):
@@ -517,9 +523,10 @@ def _const(dtype, value):
   return np.array(value, dtype)
 
 
-def exponential(key, shape=(), dtype=None):
+def exponential(key, shape=(), dtype=None, *, out_sharding=None):
   """Standard exponential floats: -log1p(-u) with u = uniform(key, shape, dtype)
   in [0, 1) (so 1 - u lies in (0, 1] and the result is finite, >= 0)."""
+  check_out_sharding(out_sharding, "exponential")
   key, dtype, shape = _float_sampler("exponential", key, dtype, shape)
   return _exponential(key, shape, dtype)
 
@@ -530,7 +537,7 @@ def _exponential(key, shape, dtype):
   return lax.neg(lax.log1p(lax.neg(u)))
 
 
-def gumbel(key, shape=(), dtype=None, mode=None):
+def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
   """Standard Gumbel floats.
 
   mode None is "high" when the option `jax_high_dynamic_range_gumbel` is on,
@@ -547,6 +554,7 @@ def gumbel(key, shape=(), dtype=None, mode=None):
   -log(-log(x)). For other dtypes "highest" is "high". Any other mode
   raises ValueError.
   """
+  check_out_sharding(out_sharding, "gumbel")
   key, dtype, shape = _float_sampler("gumbel", key, dtype, shape)
   if mode is None:
     mode = "high" if config.jax_high_dynamic_range_gumbel else "low"
@@ -597,9 +605,10 @@ def _fixed_point_to_float32(bits):
   return lax.bitcast_convert_type(lax.bitwise_or(exponent, mantissa), np.float32)
 
 
-def laplace(key, shape=(), dtype=None):
+def laplace(key, shape=(), dtype=None, *, out_sharding=None):
   """Standard Laplace floats: u = uniform(key, shape, dtype, -1 + epsneg, 1)
   (epsneg = 2**-(nmant+1), so |u| < 1), result sign(u) * log1p(-|u|)."""
+  check_out_sharding(out_sharding, "laplace")
   key, dtype, shape = _float_sampler("laplace", key, dtype, shape)
   return _laplace(key, shape, dtype)
 
@@ -610,9 +619,10 @@ def _laplace(key, shape, dtype):
   return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
-def logistic(key, shape=(), dtype=None):
+def logistic(key, shape=(), dtype=None, *, out_sharding=None):
   """Standard logistic floats: u = uniform(key, shape, dtype, tiny, 1)
   (tiny the dtype's smallest normal), result log(u) - log1p(-u)."""
+  check_out_sharding(out_sharding, "logistic")
   key, dtype, shape = _float_sampler("logistic", key, dtype, shape)
   return _logistic(key, shape, dtype)
 
@@ -623,9 +633,10 @@ def _logistic(key, shape, dtype):
   return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
 
-def cauchy(key, shape=(), dtype=None):
+def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
   """Standard Cauchy floats: u = uniform(key, shape, dtype, eps, 1),
   result tan(pi * (u - 0.5))."""
+  check_out_sharding(out_sharding, "cauchy")
   key, dtype, shape = _float_sampler("cauchy", key, dtype, shape)
   return _cauchy(key, shape, dtype)
 
@@ -636,9 +647,10 @@ def _cauchy(key, shape, dtype):
   return lax.tan(lax.mul(_const(dtype, np.pi), lax.sub(u, _const(dtype, 0.5))))
 
 
-def rademacher(key, shape=(), dtype=None):
+def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
   """-1 or 1 with probability 1/2 each, in `dtype` (int32 by default):
   b = bernoulli(key, 0.5, shape) as `dtype`, result 2 * b - 1."""
+  check_out_sharding(out_sharding, "rademacher")
   key, _ = _check_prng_key("rademacher", key)
   dtype = int if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
@@ -654,9 +666,10 @@ def _rademacher(key, shape, dtype):
   return (2 * b.astype(dtype) - 1).astype(dtype)
 
 
-def maxwell(key, shape=(), dtype=None):
+def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
   """One-sided Maxwell floats: the Euclidean norm of the last axis of
   normal(key, shape + (3,), dtype), i.e. sqrt(x² + y² + z²)."""
+  check_out_sharding(out_sharding, "maxwell")
   key, dtype, shape = _float_sampler("maxwell", key, dtype, shape)
   return _maxwell(key, shape, dtype)
 
@@ -702,9 +715,10 @@ def _weibull_min(key, scale, concentration, shape, dtype):
   return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
 
 
-def pareto(key, b, shape=None, dtype=None):
+def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
   """Pareto floats on [1, inf): exp(e / b) with e = exponential(key, shape,
   dtype). `shape` defaults to b's shape."""
+  check_out_sharding(out_sharding, "pareto")
   key, dtype, shape = _float_sampler("pareto", key, dtype, shape, b)
   shape = _check_broadcast_shapes("pareto", shape, b)
   _check_all_safe_to_cast("pareto", dtype, b)
@@ -717,9 +731,10 @@ def _pareto(key, b, shape, dtype):
   return lax.exp(_exponential(key, shape, dtype) / b)
 
 
-def rayleigh(key, scale, shape=None, dtype=None):
+def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
   """Rayleigh floats: scale * sqrt(-2 * log(u)) with u = uniform(key, shape,
   dtype). `shape` defaults to scale's shape (and must broadcast with it)."""
+  check_out_sharding(out_sharding, "rayleigh")
   key, dtype, shape = _float_sampler("rayleigh", key, dtype, shape, scale)
   shape = _check_broadcast_shapes("rayleigh", shape, scale)
   _check_all_safe_to_cast("rayleigh", dtype, scale)
@@ -734,10 +749,11 @@ def _rayleigh(key, scale, shape, dtype):
   return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), _const(dtype, -2))))
 
 
-def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
+def lognormal(key, sigma=np.float32(1), shape=None, dtype=None, *, out_sharding=None):
   """Log-normal floats: exp(normal(key, shape, dtype) * sigma), sigma
   converted to `dtype`. `shape` defaults to sigma's shape. A complex dtype
   is accepted as JAX does (the normal is then complex)."""
+  check_out_sharding(out_sharding, "lognormal")
   key, _ = _check_prng_key("lognormal", key)
   dtype = float if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
@@ -756,7 +772,7 @@ def _lognormal(key, sigma, shape, dtype):
   return lax.exp(_normal(key, shape, dtype) * lax.convert_element_type(sigma, dtype))
 
 
-def triangular(key, left, mode, right, shape=None, dtype=None):
+def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
   """Triangular floats on [left, right] with peak `mode` (inverse CDF).
 
   fc = (mode - left) / (right - left); u = uniform(key, shape, dtype);
@@ -764,6 +780,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
   right - sqrt((1 - u)(right - left)(right - mode)). `shape` defaults to
   the parameters' broadcast shape.
   """
+  check_out_sharding(out_sharding, "triangular")
   key, dtype, shape = _float_sampler("triangular", key, dtype, shape, left, mode, right)
   return _triangular(key, left, mode, right, shape, dtype)
 
@@ -783,11 +800,12 @@ def _triangular(key, left, mode, right, shape, dtype):
   return lax.select(u < fc, out1, out2)
 
 
-def geometric(key, p, shape=None, dtype=None):
+def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
   """Geometric integers >= 1 (trials until the first success):
   floor(log(u) / log1p(-p)) + 1 with u = uniform(key, shape, p's inexact
   dtype), converted to `dtype` (int32 by default; float dtypes raise
   ValueError)."""
+  check_out_sharding(out_sharding, "geometric")
   key, _ = _check_prng_key("geometric", key)
   dtype = int if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
@@ -814,7 +832,7 @@ def _geometric(key, p, shape, dtype):
   return (lax.floor(lax.div(log_u, log_one_minus_p)) + 1).astype(dtype)
 
 
-def permutation(key, x, axis=0, independent=False):
+def permutation(key, x, axis=0, independent=False, *, out_sharding=None):
   """A random permutation of arange(x) (int x) or of `x` along `axis`.
 
   The shuffle sorts by random 32-bit keys: for each of
@@ -825,6 +843,7 @@ def permutation(key, x, axis=0, independent=False):
   permuted index arange(x.shape[axis]) (shuffled as above) takes slices of
   `x`; independent=True shuffles each 1-D slice with its own sort keys.
   """
+  check_out_sharding(out_sharding, "permutation")
   import refimpl.numpy as jnp
   key, _ = _check_prng_key("permutation", key)
   check_arraylike("permutation", x)
@@ -909,7 +928,8 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
                         arr.shape[:axis] + tuple(shape) + arr.shape[axis + 1:])
 
 
-def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
+def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
+               out_sharding=None):
   """Indices drawn from softmax(logits) along `axis` (int32 by default).
 
   The result shape is `shape` (default: logits' shape without `axis`),
@@ -921,6 +941,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
   logits.shape) moved to the last axis, their k axis moved to the front
   and reshaped to `shape` (k > the number of categories: ValueError).
   """
+  check_out_sharding(out_sharding, "categorical")
   import refimpl.numpy as jnp
   key, _ = _check_prng_key("categorical", key)
   check_arraylike("categorical", logits)
@@ -953,7 +974,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
 # truncated_normal, poisson, binomial, multinomial, multivariate_normal, orthogonal,
 # wald: JAX 0.10's algorithms, drawing from the key exactly as JAX does.
 
-def truncated_normal(key, lower, upper, shape=None, dtype=None):
+def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
   """Standard normals restricted to the open interval (lower, upper).
 
   With a = erf(lower / sqrt(2)) and b = erf(upper / sqrt(2)) (in `dtype`), u =
@@ -962,6 +983,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
   nextafter(upper, -inf)]. `shape` defaults to the broadcast shape of lower and
   upper and must otherwise be broadcast-compatible with them (ValueError).
   """
+  check_out_sharding(out_sharding, "truncated_normal")
   key, dtype, shape = _float_sampler("truncated_normal", key, dtype, shape, lower, upper)
   return _truncated_normal(key, lower, upper, shape, dtype)
 
@@ -984,7 +1006,7 @@ def _truncated_normal(key, lower, upper, shape, dtype):
                   lax.nextafter(lax.stop_gradient(upper), np.array(-np.inf, dtype)))
 
 
-def poisson(key, lam, shape=None, dtype=None):
+def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
   """Poisson counts of rate `lam` (cast to float32), in integer `dtype` (int32; int64
   with x64). `shape` defaults to lam's shape; lam is broadcast to it.
 
@@ -1002,6 +1024,7 @@ def poisson(key, lam, shape=None, dtype=None):
   (not (k < 0 or (us < 0.013 and v > us)) and log(v inv_alpha / (a / us² + b)) <=
   -lam + k log(lam) - lgamma(k + 1)); an element keeps its first accepted k.
   """
+  check_out_sharding(out_sharding, "poisson")
   key, _ = _check_prng_key("poisson", key)
   dtype = int if dtype is None else dtype
   dtypes.check_user_dtype_supported(dtype)
@@ -1252,7 +1275,8 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
   return jnp.moveaxis(counts, 0, -1).astype(dtype)
 
 
-def multivariate_normal(key, mean, cov, shape=None, dtype=None, method='cholesky'):
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method='cholesky', *,
+                       out_sharding=None):
   """Normal vectors with mean `mean` (..., n) and covariance `cov` (..., n, n).
 
   mean and cov are promoted together to an inexact dtype (`dtype` defaults to it;
@@ -1262,6 +1286,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method='cholesky
   result is mean + einsum('...ij,...j->...i', A, z). `shape` defaults to the
   broadcast of mean.shape[:-1] and cov.shape[:-2].
   """
+  check_out_sharding(out_sharding, "multivariate_normal")
   from refimpl.numpy.util import promote_dtypes_inexact
   key, _ = _check_prng_key("multivariate_normal", key)
   if dtype is not None:
@@ -1309,13 +1334,14 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
   return mean + jnp.einsum('...ij,...j->...i', factor, normal_samples)
 
 
-def orthogonal(key, n, shape=(), dtype=None, m=None):
+def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
   """Matrices (*shape, n, m) (m defaults to n) uniform (Haar) on the orthogonal
   group O(n) (unitary U(n) for a complex dtype), semi-orthogonal when m != n:
   z = normal(key, (*shape, max(n, m), min(n, m)), dtype), q, r = qr(z), and q
   with column j multiplied by d_j / |d_j|, d = diagonal(r) (Mezzadri 2007);
   transposed (rows orthonormal) when n < m. `n` and `m` must be concrete
   integers."""
+  check_out_sharding(out_sharding, "orthogonal")
   import operator
   import refimpl.numpy as jnp
   m = n if m is None else m
@@ -1332,7 +1358,7 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
   return jnp.swapaxes(x, -1, -2) if n < m else x
 
 
-def wald(key, mean, shape=None, dtype=None):
+def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
   """Wald (inverse Gaussian) samples with mean `mean` and shape parameter 1.
 
   k1, k2 = split(key); v = normal(k1, shape, dtype), z = uniform(k2, shape, dtype);
@@ -1340,6 +1366,7 @@ def wald(key, mean, shape=None, dtype=None):
   result is x where z <= mean / (mean + x), else mean² / x (Michael, Schucany and
   Haas). `shape` defaults to mean's shape; mean is broadcast to it.
   """
+  check_out_sharding(out_sharding, "wald")
   key, dtype, shape = _float_sampler("wald", key, dtype, shape, mean)
   shape = _check_broadcast_shapes("wald", shape, mean)
   _check_all_safe_to_cast("wald", dtype, mean)
@@ -1485,19 +1512,21 @@ ad.defjvp2(random_gamma_p, None,
 batching.primitive_batchers[random_gamma_p] = _random_gamma_batch
 
 
-def gamma(key, a, shape=None, dtype=None):
+def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
   """Gamma(a) floats (shape a, scale 1): `random_gamma_p` on a converted to
   `dtype` and broadcast to `shape` (default a's shape), so element i uses
   the i-th key of split(key, size) (see `_gamma_one` for the draws).
   Differentiable in a by the implicit gradient (`lax.random_gamma_grad`)."""
+  check_out_sharding(out_sharding, "gamma")
   key, dtype, shape = _float_sampler("gamma", key, dtype, shape, a)
   return _gamma(key, a, shape=shape, dtype=dtype)
 
 
-def loggamma(key, a, shape=None, dtype=None):
+def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
   """log of Gamma(a) floats, drawn as `gamma` draws them (the same bits:
   exp(loggamma(...)) is gamma(...) up to rounding) but computed in log
   space, so that tiny samples (small a) keep their precision."""
+  check_out_sharding(out_sharding, "loggamma")
   key, _ = _check_prng_key("loggamma", key)
   check_arraylike("loggamma", a)
   dtype = float if dtype is None else dtype
@@ -1523,11 +1552,12 @@ def _gamma(key, a, shape, dtype, log_space=False):
   return random_gamma_p.bind(key, a, log_space=log_space)
 
 
-def beta(key, a, b, shape=None, dtype=None):
+def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
   """Beta(a, b) floats: with key_a, key_b = split(key), la = loggamma(key_a,
   a) and lb = loggamma(key_b, b) (a, b broadcast to `shape`, default their
   broadcast shape), m = max(la, lb), the result is exp(la - m) /
   (exp(la - m) + exp(lb - m)): Ga / (Ga + Gb) without underflow."""
+  check_out_sharding(out_sharding, "beta")
   import refimpl.numpy as jnp
   key, dtype, shape = _float_sampler("beta", key, dtype, shape, a, b)
   _check_all_safe_to_cast("beta", dtype, a, b)
@@ -1542,11 +1572,12 @@ def beta(key, a, b, shape=None, dtype=None):
   return gamma_a_scaled / (gamma_a_scaled + gamma_b_scaled)
 
 
-def dirichlet(key, alpha, shape=None, dtype=None):
+def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
   """Dirichlet(alpha) floats over alpha's last axis (n categories): the
   softmax over the last axis of loggamma(key, alpha, shape + (n,)), with
   the max subtracted (through stop_gradient). `shape` is the batch shape
   (default alpha.shape[:-1]); alpha.ndim >= 1 (ValueError)."""
+  check_out_sharding(out_sharding, "dirichlet")
   key, dtype, shape = _float_sampler("dirichlet", key, dtype, shape, alpha)
   return _dirichlet(key, alpha, shape, dtype)
 
@@ -1567,8 +1598,9 @@ def _dirichlet(key, alpha, shape, dtype):
   return unnormalized / unnormalized.sum(-1, keepdims=True)
 
 
-def chisquare(key, df, shape=None, dtype=None):
+def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
   """Chi-square(df) floats: exp(loggamma(key, df / 2, shape)) * 2."""
+  check_out_sharding(out_sharding, "chisquare")
   key, dtype, shape = _float_sampler("chisquare", key, dtype, shape, df)
   shape = _check_broadcast_shapes("chisquare", shape, df)
   _check_all_safe_to_cast("chisquare", dtype, df)
@@ -1584,10 +1616,11 @@ def _chisquare(key, df, shape, dtype):
   return lax.mul(jnp.exp(log_g), two)
 
 
-def f(key, dfnum, dfden, shape=None, dtype=None):
+def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
   """F(dfnum, dfden) floats: with key_dfd, key_dfn = split(key), the ratio
   (chisquare(key_dfn, dfnum) / dfnum) / (chisquare(key_dfd, dfden) / dfden)
   (shape defaults to the broadcast shape of dfden and dfnum)."""
+  check_out_sharding(out_sharding, "f")
   key, dtype, shape = _float_sampler("f", key, dtype, shape, dfnum, dfden)
   shape = _check_broadcast_shapes("f", shape, dfnum, dfden)
   _check_all_safe_to_cast("f", dtype, dfnum, dfden)
@@ -1607,10 +1640,11 @@ def _f(key, dfnum, dfden, shape, dtype):
   return lax.div(num, den)
 
 
-def t(key, df, shape=(), dtype=None):
+def t(key, df, shape=None, dtype=None, *, out_sharding=None):
   """Student's t(df) floats: with key_n, key_g = split(key), n =
   normal(key_n, shape) and g = gamma(key_g, df / 2, shape), the result is
   n * sqrt((df / 2) / g)."""
+  check_out_sharding(out_sharding, "t")
   key, dtype, shape = _float_sampler("t", key, dtype, shape, df)
   return _t(key, df, shape, dtype)
 
@@ -1630,10 +1664,11 @@ def _t(key, df, shape, dtype):
   return n * jnp.sqrt(half_df / g)
 
 
-def generalized_normal(key, p, shape=(), dtype=None):
+def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
   """Generalized normal floats (density proportional to exp(-|x|**p)): with
   k0, k1 = split(key), g = gamma(k0, 1 / p, shape) and r =
   rademacher(k1, shape, dtype), the result is r * g ** (1 / p)."""
+  check_out_sharding(out_sharding, "generalized_normal")
   shape = core.canonicalize_shape(shape)
   key, _ = _check_prng_key("generalized_normal", key)
   dtype = float if dtype is None else dtype
@@ -1645,11 +1680,12 @@ def generalized_normal(key, p, shape=(), dtype=None):
   return r * g ** (1 / p)
 
 
-def ball(key, d, p=2, shape=(), dtype=None):
+def ball(key, d, p=2, shape=(), dtype=None, *, out_sharding=None):
   """Uniform floats in the unit Lp ball of dimension d, shape (*shape, d):
   with k1, k2 = split(key), g = generalized_normal(k1, p, (*shape, d)) and
   e = exponential(k2, shape), the result is g / (sum(|g| ** p, -1) + e) **
   (1 / p) (Barthe, Guedon, Mendelson and Naor's construction)."""
+  check_out_sharding(out_sharding, "ball")
   import operator
   import refimpl.numpy as jnp
   shape = core.canonicalize_shape(shape)

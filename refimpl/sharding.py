@@ -712,6 +712,17 @@ def _out_sharding(sharding, api_name):
   return sharding
 
 
+def check_out_sharding(sharding, api_name, any_sharding=False):
+  """JAX's checks of an operation's `out_sharding`: None, a NamedSharding, or a
+  PartitionSpec over the mesh in context (with `any_sharding`, any Sharding);
+  anything else raises as in JAX. Every sharding places the result on the one
+  device, so a valid one changes nothing."""
+  if sharding is None or any_sharding and isinstance(sharding, Sharding):
+    return
+  if not (isinstance(sharding, NamedSharding) and sharding.mesh.empty):
+    _out_sharding(sharding, api_name)
+
+
 def _cast(xs, shardings, api_name):
   """`xs` as they are, after checking `shardings` (a sharding for every leaf,
   or a pytree prefix of `xs` of them) against them."""

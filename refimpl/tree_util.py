@@ -574,8 +574,10 @@ def _mismatch(treedef: "PyTreeDef", x: Any, path: KeyPath, what: str, got: Any =
 # Flattening and friends
 # ---------------------------------------------------------------------------
 
-def _flatten(tree: Any, is_leaf: Callable[[Any], bool] | None, with_path: bool):
-  """Depth-first flatten; leaves are ``(path, leaf)`` pairs when ``with_path``.
+def _flatten(tree: Any, is_leaf: Callable[..., bool] | None, with_path: bool,
+             is_leaf_takes_path: bool = False):
+  """Depth-first flatten; leaves are ``(path, leaf)`` pairs when ``with_path``
+  (and ``is_leaf`` is called as ``is_leaf(path, x)`` when ``is_leaf_takes_path``).
 
   The nodes are visited with an explicit stack (not recursion), so deep
   trees (a thousand levels) stay within Python's limits; the treedef is then
@@ -589,7 +591,8 @@ def _flatten(tree: Any, is_leaf: Callable[[Any], bool] | None, with_path: bool):
       path, x = stack.pop()
     else:
       x = stack.pop()
-    node_type = None if is_leaf is not None and is_leaf(x) else _node_type_of(x)
+    stop = is_leaf is not None and (is_leaf(path, x) if is_leaf_takes_path else is_leaf(x))
+    node_type = None if stop else _node_type_of(x)
     if node_type is None:
       leaves.append((path, x) if with_path else x)
       traversal.append(_LEAF_NODE)
@@ -714,22 +717,25 @@ def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = 
 # Key paths
 # ---------------------------------------------------------------------------
 
-def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
-              ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
-  """Like `tree_flatten`, but each leaf comes as ``(key_path, leaf)``."""
-  return _flatten(tree, is_leaf, with_path=True)
+def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                           is_leaf_takes_path: bool = False
+                           ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+  """Like `tree_flatten`, but each leaf comes as ``(key_path, leaf)``; with
+  ``is_leaf_takes_path``, ``is_leaf`` is called as ``is_leaf(key_path, x)``."""
+  return _flatten(tree, is_leaf, with_path=True, is_leaf_takes_path=is_leaf_takes_path)
 
 
-def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
-             ) -> list[tuple[KeyPath, Any]]:
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                          is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
   """``(key_path, leaf)`` pairs of ``tree`` in flattening order."""
-  return tree_flatten_with_path(tree, is_leaf)[0]
+  return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
-            is_leaf: Callable[[Any], bool] | None = None) -> Any:
+                       is_leaf: Callable[..., bool] | None = None,
+                       is_leaf_takes_path: bool = False) -> Any:
   """Like `tree_map`, but ``f`` is called as ``f(key_path, leaf, *others)``."""
-  path_leaves, treedef = tree_flatten_with_path(tree, is_leaf)
+  path_leaves, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
   others = [treedef.flatten_up_to(r) for r in rest]
   return treedef.unflatten(f(path, x, *xs)
                for (path, x), *xs in zip(path_leaves, *others))

@@ -13,7 +13,7 @@ import inspect
 
 import numpy as np
 
-from refimpl import core, tree_util
+from refimpl import core, lax, tree_util
 from refimpl.interpreters import batching
 
 __all__ = ["vmap", "pmap"]
@@ -108,8 +108,11 @@ def _as_batch(x):
   return asarray(x)
 
 
-def _move_out_axis(x, src, dst, size, axis_name, path):
-  """An output with its mapped axis moved from `src` to `dst`."""
+def _move_out_axis(x, src, dst, size, axis_name, path, sum_match):
+  """An output with its mapped axis moved from `src` to `dst` (with
+  `sum_match`, summed over when `dst` is None)."""
+  if dst is None and src is not None and sum_match:
+    return lax.reduce_sum(x, (src,))
   if dst is None and src is not None:
     if axis_name is not None:
       raise ValueError(f"vmap has mapped output (axis_name={axis_name!r}) but "
@@ -150,7 +153,8 @@ def _map_axes(name, fun, in_axes, axis_size, args, kwargs):
   return leaves, in_tree, dims, _mapped_axis_size(name, fun, in_tree, leaves, dims)
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
+         sum_match=False):
   """Vectorizes `fun` over the axes `in_axes` of its arguments.
 
   `in_axes` is an int, None, or a tuple with one entry per positional
@@ -159,7 +163,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   keyword arguments are mapped along axis 0. `out_axes` says the same of
   the outputs (None: an output that does not depend on the mapped axis).
   `axis_name` names the mapped axis for collectives (`lax.psum`, ...);
-  `axis_size` gives its length when no argument is mapped.
+  `axis_size` gives its length when no argument is mapped. With `sum_match`,
+  an output that depends on the mapped axis but has out_axes None is summed
+  over it (instead of raising).
   """
   if not callable(fun):
     raise TypeError(f"vmap requires a callable argument, got {fun}")
@@ -190,7 +196,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     dsts = _flatten_axes("vmap out_axes", out_tree, out_axes)
     paths = [p for p, _ in tree_util.tree_flatten_with_path(
         tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves))[0]]
-    outs = [_move_out_axis(x, src, dst, size, axis_name, path)
+    outs = [_move_out_axis(x, src, dst, size, axis_name, path, sum_match)
             for x, src, dst, path in zip(outs, out_dims, dsts, paths)]
     return tree_util.tree_unflatten(out_tree, outs)
 
@@ -198,8 +204,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
 
 def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
-         devices=None, backend=None, axis_size=None, donate_argnums=(),
-         global_arg_shapes=None):
+         devices=None, backend=None, axis_size=None, donate_argnums=()):
   """Maps `fun` over the leading axes of its arguments, as a compiled program
   with collectives across `axis_name` (see `vmap` for `in_axes`/`out_axes`).
 

@@ -22,6 +22,7 @@ from refimpl.interpreters import ad, batching
 from refimpl.lax import elementwise, shapes
 from refimpl.lax.linalg import canonicalize_precision, dot_general
 from refimpl.lax.rules import ANY, as_dtype, check_dtype, check_same_dtypes, contraction_dtype
+from refimpl.sharding import check_out_sharding
 from refimpl.lax.windows import dilate_shape, stride_dim, padtype_to_pads
 
 __all__ = ['ConvDimensionNumbers', 'ConvGeneralDilatedDimensionNumbers',
@@ -141,7 +142,10 @@ def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
 
 def _conv_transpose_padding(k, s, padding):
   """The (before, after) padding of a transposed convolution's spatial dimension for
-  kernel size `k`, stride `s` and the forward padding 'SAME' or 'VALID'."""
+  kernel size `k`, stride `s` and the forward padding 'SAME', 'VALID' or (lo, hi)
+  (which becomes `k - 1 - lo, k - 1 - hi`, as the gradient of that convolution)."""
+  if isinstance(padding, tuple):
+    return tuple(k - 1 - p for p in padding)
   if padding == "SAME":
     pad_len = k + s - 2
     pad_a = k - 1 if s > k - 1 else math.ceil(pad_len / 2)
@@ -357,7 +361,8 @@ def _ints(values):
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
-                         batch_group_count=1, precision=None, preferred_element_type=None):
+                         batch_group_count=1, precision=None, preferred_element_type=None,
+                         out_sharding=None):
   """General n-dimensional convolution with dilations and groups.
 
   `padding` is 'SAME', 'SAME_LOWER', 'VALID' (resolved for the
@@ -366,6 +371,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
   ConvDimensionNumbers, or three layout strings. See the
   `conv_general_dilated` primitive for the semantics.
   """
+  check_out_sharding(out_sharding, "conv_general_dilated")
   lhs_shape, rhs_shape = core.get_aval(lhs).shape, core.get_aval(rhs).shape
   dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
   if lhs_dilation is None:
@@ -415,14 +421,17 @@ _TRANSPOSE_DEFAULT_LAYOUTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
 
 
 def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
-                   transpose_kernel=False, precision=None, preferred_element_type=None):
+                   transpose_kernel=False, precision=None, preferred_element_type=None,
+                   use_consistent_padding=False):
   """A transposed ("fractionally strided") convolution: conv_general_dilated with
   `lhs_dilation=strides`, unit window strides and padding that undoes a forward
   convolution's 'SAME' or 'VALID' padding (or explicit (lo, hi) pairs).
 
   Layout defaults to TensorFlow's (NHWC, HWIO, NHWC and its 1-3D kin).
   `transpose_kernel` flips the kernel's spatial axes and swaps its in/out
-  feature axes, giving the gradient of the forward convolution.
+  feature axes, giving the gradient of the forward convolution. With
+  `use_consistent_padding`, (lo, hi) pairs too are the forward convolution's
+  padding (PyTorch's convention); without, they pad the transposed one.
   """
   lhs_shape, rhs_shape = core.get_aval(lhs).shape, core.get_aval(rhs).shape
   ndim = len(lhs_shape)
@@ -431,11 +440,12 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
       raise ValueError("No 4+ dimensional dimension_number defaults.")
     dimension_numbers = _TRANSPOSE_DEFAULT_LAYOUTS[ndim]
   dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
-  if isinstance(padding, str) and padding in ("SAME", "VALID"):
+  if use_consistent_padding or isinstance(padding, str) and padding in ("SAME", "VALID"):
     if rhs_dilation is None:
       rhs_dilation = (1,) * (ndim - 2)
     kernel = dilate_shape(_permute(rhs_shape, dnums.rhs_spec)[2:], rhs_dilation)
-    padding = [_conv_transpose_padding(k, s, padding) for k, s in zip(kernel, strides)]
+    forward = [padding] * len(strides) if isinstance(padding, str) else map(tuple, padding)
+    padding = [_conv_transpose_padding(k, s, p) for k, s, p in zip(kernel, strides, forward)]
   if transpose_kernel:
     for axis in dnums.rhs_spec[2:]:
       rhs = shapes.rev(rhs, (axis,))

@@ -37,6 +37,7 @@ from refimpl.lax.rules import (ANY, FLOAT, INEXACT, as_dtype, check_dtype, check
                                contraction_dtype)
 from refimpl.lax.shapes import (broadcast, broadcasted_iota, concatenate, expand_dims, full,
                                 full_like, pad, reshape, squeeze, transpose)
+from refimpl.sharding import check_out_sharding
 
 __all__ = ['Precision', 'DotDimensionNumbers', 'dot_general', 'dot', 'batch_matmul',
            'dot_general_p']
@@ -237,13 +238,15 @@ def _dot_general_pp_params(params):
 dot_general_p.pp_params = _dot_general_pp_params
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *,
+               out_sharding=None):
   """Contracts `lhs` and `rhs` per `dimension_numbers`.
 
   `dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch,
   rhs_batch))`; see the `dot_general` primitive for the result's layout and
   dtype.
   """
+  check_out_sharding(out_sharding, "dot_general")
   (lc, rc), (lb, rb) = dimension_numbers
   as_tuple = lambda dims: tuple(operator.index(d) for d in (
       (dims,) if np.ndim(dims) == 0 else dims))
@@ -255,13 +258,18 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
                             preferred_element_type=preferred_element_type)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
+        out_sharding=None):
   """Vector/matrix product of 1-D or 2-D operands: contracts lhs's last dim with
-  rhs's first."""
+  rhs's first; with `dimension_numbers`, `dot_general` of any operands."""
+  if dimension_numbers is not None:
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
+                       out_sharding=out_sharding)
   lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
   if 1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2 and lhs_shape[-1] == rhs_shape[0]:
     return dot_general(lhs, rhs, (((len(lhs_shape) - 1,), (0,)), ((), ())),
-                       precision=precision, preferred_element_type=preferred_element_type)
+                       precision=precision, preferred_element_type=preferred_element_type,
+                       out_sharding=out_sharding)
   raise TypeError(f"Incompatible shapes for dot: got {lhs_shape} and {rhs_shape}.")
 
 

@@ -340,9 +340,18 @@ def _all_gather_batch(axis_data, args, dims, *, all_gather_dimension, axis_name,
 batching.axis_primitive_batchers[all_gather_p] = _all_gather_batch
 
 
-def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
   """Every member's `x` (a pytree), stacked along a new axis `axis` in
-  member order (`tiled`: concatenated along the existing axis `axis`)."""
+  member order (`tiled`: concatenated along the existing axis `axis`).
+  `to` ('varying', 'invarying' or 'reduced') is the shard_map type of the
+  result; refimpl's values carry no such type, so the three gather alike
+  (the last two without `axis_index_groups`, as in JAX)."""
+  allowed = {"varying", "reduced", "invarying"}
+  if to not in allowed:
+    raise ValueError("Got unexpected `to` value for `jax.lax.all_gather`. Allowed `to` "
+                     f"values are: {allowed}")
+  if to != "varying" and axis_index_groups is not None:
+    raise NotImplementedError
   names = _names(axis_name)
   axis_index_groups = _canonical_groups(axis_index_groups)
   size = (len(axis_index_groups[0]) if axis_index_groups is not None else axis_size(names))

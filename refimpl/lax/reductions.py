@@ -41,6 +41,7 @@ from refimpl.lax.rules import (ANY, FLOAT, INT_OR_BOOL, NUMBER, accumulation_dty
                                min_identity)
 from refimpl.lax.shapes import (broadcast_in_dim, canonicalize_axis, full, full_like, pad,
                                 reshape, squeeze)
+from refimpl.sharding import check_out_sharding
 
 __all__ = ['reduce', 'reduce_sum', 'reduce_prod', 'reduce_max', 'reduce_min',
            'reduce_and', 'reduce_or', 'reduce_xor', 'argmax', 'argmin',
@@ -145,9 +146,10 @@ def _axes(axes):
   return tuple(operator.index(a) for a in axes)
 
 
-def reduce_sum(operand, axes):
+def reduce_sum(operand, axes, *, out_sharding=None):
   """Sum over `axes`. With `jax_allow_f16_reductions` off, a float16 or
   bfloat16 operand raises ValueError (unless every summed axis has size 1)."""
+  check_out_sharding(out_sharding, "reduce_sum")
   axes = _axes(axes)
   if not config.jax_allow_f16_reductions:
     aval = get_aval(operand)
@@ -295,7 +297,7 @@ def _monoid_reducer(computation, init_values):
   return None
 
 
-def reduce(operands, init_values, computation, dimensions):
+def reduce(operands, init_values, computation, dimensions, out_sharding=None):
   """Reduces `operands` (a pytree of arrays) over `dimensions`, starting from
   `init_values` (a pytree of scalars of the same structure) and combining with
   `computation(accumulator, element)`, a function of pytrees of scalars.
@@ -306,6 +308,7 @@ def reduce(operands, init_values, computation, dimensions):
   primitives (returning an array); any other computation is traced to a
   jaxpr and lowers to `reduce_p` (see its reference rule for the order).
   """
+  check_out_sharding(out_sharding, "reduce")
   flat_operands, operand_tree = tree_util.tree_flatten(operands)
   flat_inits, init_tree = tree_util.tree_flatten(init_values)
   if operand_tree != init_tree:

@@ -20,6 +20,7 @@ from refimpl.core import Primitive, ShapedArray
 from refimpl.interpreters import ad, batching
 from refimpl.lax.elementwise import convert_element_type, sub
 from refimpl.lax.rules import check_same_dtypes
+from refimpl.sharding import check_out_sharding
 
 __all__ = ['broadcast_in_dim', 'broadcast', 'broadcast_like', 'broadcast_to_rank',
            'broadcasted_iota', 'collapse', 'concatenate', 'empty', 'expand_dims', 'full',
@@ -110,11 +111,12 @@ def _broadcast_in_dim_shape_rule(operand, *, shape, broadcast_dimensions):
   return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-def broadcast_in_dim(operand, shape, broadcast_dimensions):
+def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
   """Broadcasts `operand` into `shape`, placing its dims at `broadcast_dimensions`.
 
   A scalar array broadcast to shape `()` is returned unchanged, as in JAX.
   """
+  check_out_sharding(out_sharding, "broadcast_in_dim")
   shape = core.canonicalize_shape(shape)
   broadcast_dimensions = tuple(operator.index(d) for d in broadcast_dimensions)
   if _is_array(operand) and operand.aval.ndim == len(shape) == 0:
@@ -146,8 +148,9 @@ def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
 batching.primitive_batchers[broadcast_in_dim_p] = _broadcast_in_dim_batch
 
 
-def broadcast(operand, sizes):
+def broadcast(operand, sizes, *, out_sharding=None):
   """Adds leading dimensions `sizes`: the result has shape `sizes + operand.shape`."""
+  check_out_sharding(out_sharding, "broadcast")
   sizes = core.canonicalize_shape(sizes)
   if not sizes and _is_array(operand):
     return operand
@@ -184,12 +187,13 @@ def expand_dims(array, dimensions):
   return broadcast_in_dim(array, result_shape, kept)
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, sharding=None):
   """An array of `shape` filled with the scalar `fill_value`.
 
   The result is weakly typed when `dtype` is None and `fill_value` is weak
   (a Python scalar). Lowers to `broadcast_in_dim` of the converted scalar.
   """
+  check_out_sharding(sharding, "full", any_sharding=True)
   shape = shape_argument(shape)
   if np.shape(fill_value):
     raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
@@ -221,6 +225,7 @@ def empty(shape, dtype, *, out_sharding=None):
   """An array of `shape` and `dtype` whose values are unspecified (JAX's
   depend on the backend): refimpl's are zeros. On one device
   `out_sharding` changes nothing."""
+  check_out_sharding(out_sharding, "empty")
   return full(shape, 0, dtypes.canonicalize_dtype(dtype))
 
 
@@ -241,12 +246,13 @@ def shape_as_value(shape):
   return concatenate([broadcast(convert_element_type(d, int_dtype), (1,)) for d in shape], 0)
 
 
-def full_like(x, fill_value, dtype=None, shape=None):
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
   """An array like `x` (its shape and dtype unless given) filled with `fill_value`.
 
   Keeps `x`'s weak type when `dtype` is None. `x` may be any object with a
   `shape` and a `dtype` (a ShapeDtypeStruct), as in JAX.
   """
+  check_out_sharding(sharding, "full_like", any_sharding=True)
   fill_shape = tuple(np.shape(x)) if shape is None else shape_argument(shape)
   weak_type = dtype is None and dtypes.is_weakly_typed(x)
   dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(dtype)
@@ -285,12 +291,13 @@ def _reshape_shape_rule(operand, *, new_sizes, dimensions):
   return ShapedArray(new_sizes, operand.dtype, operand.weak_type)
 
 
-def reshape(operand, new_sizes, dimensions=None):
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
   """Reshapes `operand` to `new_sizes`, after transposing by `dimensions` if given.
 
   Reshaping a non-scalar array to its own shape returns it unchanged; an
   identity `dimensions` is dropped.
   """
+  check_out_sharding(out_sharding, "reshape")
   new_sizes = core.canonicalize_shape(new_sizes)
   shape = _shape(operand)
   dims = None if dimensions is None else tuple(operator.index(d) for d in dimensions)
@@ -851,7 +858,7 @@ def _optimization_barrier_reference(*operands):
 optimization_barrier_p.def_abstract_eval(lambda *avals: list(avals))
 
 
-def optimization_barrier(operand):
+def optimization_barrier(operand, /):
   """Returns the pytree `operand` unchanged, through an optimization barrier."""
   from refimpl import tree_util
   leaves, tree = tree_util.tree_flatten(operand)
@@ -908,8 +915,9 @@ def _iota_shape_rule(*, dtype, shape, dimension):
 ad.defjvp_zero(iota_p)  # no operands: nothing to differentiate
 
 
-def broadcasted_iota(dtype, shape, dimension):
+def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
   """Positions along `dimension`, broadcast to `shape`."""
+  check_out_sharding(out_sharding, "broadcasted_iota")
   dtype = dtypes.canonicalize_dtype(np.dtype(dtype))
   shape = core.canonicalize_shape(shape)
   dimension = canonicalize_axis(dimension, len(shape))

@@ -321,17 +321,20 @@ def _canonical_window_params(window_dimensions, window_strides, padding, base_di
               window_dilation=ones if window_dilation is None else _ints(window_dilation))
 
 
-def reduce_window(operand, init_value, computation, window_dimensions, window_strides,
-                  padding, base_dilation=None, window_dilation=None):
+def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
+                  padding="VALID", base_dilation=None, window_dilation=None):
   """Reduces each window of `operand` with `computation`, starting from `init_value`.
 
   `operand` and `init_value` may be matching pytrees (several arrays reduced
   together); `computation(acc, x)` takes and returns such trees of scalars.
   `padding` is 'VALID', 'SAME', 'SAME_LOWER' or (lo, hi) pairs; a string is
   resolved for the window-dilated window on the undilated operand, as JAX
-  does. lax.add, lax.max and lax.min with their identity as init value lower
-  to reduce_window_sum/max/min; anything else to the generic reduce_window.
+  does. `window_strides` defaults to 1 in every dimension. lax.add, lax.max and
+  lax.min with their identity as init value lower to reduce_window_sum/max/min;
+  anything else to the generic reduce_window.
   """
+  if window_strides is None:
+    window_strides = (1,) * len(window_dimensions)
   flat_operands, operand_tree = tree_util.tree_flatten(operand)
   flat_inits, init_tree = tree_util.tree_flatten(init_value)
   if operand_tree != init_tree:

@@ -278,15 +278,21 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
   return lse - log(count)
 
 
-@jit(static_argnames=("axis",))
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+@jit(static_argnames=("axis", "algorithm"))
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm="fast"):
   """(x - mean) / sqrt(variance + epsilon), with the mean and variance over
-  `axis` (variance as mean(x**2) - mean**2) unless given."""
+  `axis` unless given: with `algorithm` "fast" the variance is mean(x**2) -
+  mean**2 (one pass), with "safe" mean((x - mean)**2) (no cancellation)."""
   check_arraylike("standardize", x)
+  if algorithm not in ("fast", "safe"):
+    raise ValueError(f"algorithm must be 'fast' or 'safe', got {algorithm!r}")
   if mean is None:
     mean = _mean(x, axis, keepdims=True, where=where)
-  if variance is None:
+  if variance is None and algorithm == "fast":
     variance = _mean(square(x), axis, keepdims=True, where=where) - square(mean)
+  elif variance is None:
+    variance = _mean(square(x - mean), axis, keepdims=True, where=where)
   return (x - asarray(mean)) * lax.rsqrt(asarray(variance) + epsilon)
 
 

@@ -50,14 +50,16 @@ def _dtype_or_default(dtype):
 
 # --- constant initializers ---------------------------------------------------
 
-def zeros(key, shape, dtype=None):
-  """An array of zeros of `shape` and `dtype`; `key` is ignored."""
-  return jnp.zeros(shape, _dtype_or_default(dtype))
+def zeros(key, shape, dtype=None, out_sharding=None):
+  """An array of zeros of `shape` and `dtype`; `key` is ignored (`out_sharding`
+  as `jnp.zeros`'s)."""
+  return jnp.zeros(shape, _dtype_or_default(dtype), out_sharding=out_sharding)
 
 
-def ones(key, shape, dtype=None):
-  """An array of ones of `shape` and `dtype`; `key` is ignored."""
-  return jnp.ones(shape, _dtype_or_default(dtype))
+def ones(key, shape, dtype=None, out_sharding=None):
+  """An array of ones of `shape` and `dtype`; `key` is ignored (`out_sharding`
+  as `jnp.ones`'s)."""
+  return jnp.ones(shape, _dtype_or_default(dtype), out_sharding=out_sharding)
 
 
 def constant(value, dtype=None):

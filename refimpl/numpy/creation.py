@@ -15,6 +15,7 @@ from refimpl import core, dtypes, lax
 from refimpl.errors import ConcretizationTypeError
 from refimpl.lax.shapes import canonicalize_axis, shape_argument
 from refimpl.numpy.util import check_arraylike, to_inexact_dtype
+from refimpl.sharding import check_out_sharding
 
 __all__ = ['array', 'asarray', 'copy', 'zeros', 'ones', 'empty', 'full', 'zeros_like',
            'ones_like', 'empty_like', 'full_like', 'arange', 'linspace', 'logspace',
@@ -94,7 +95,8 @@ def _leaves(obj):
   return [obj]
 
 
-def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):
+def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None,
+          out_sharding=None):
   """An Array from array-like data: scalars, (nested) lists and tuples, NumPy
   arrays, Arrays and tracers.
 
@@ -102,8 +104,13 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):
   weakly typed only when `object` itself is (a Python scalar or a weak
   array), so `array(1.0)` is weak but `array([1.0])` is not. Lists holding
   tracers are stacked with lax: each element is expanded with
-  `broadcast_in_dim` and all are joined by `concatenate`.
+  `broadcast_in_dim` and all are joined by `concatenate`. `copy`, `order`
+  and `ndmin` are keyword-only, as in JAX.
   """
+  if args:
+    raise TypeError(f"array() takes from 1 to 2 positional arguments but {2 + len(args)} "
+                    "were given")
+  _check_placement("array", device, out_sharding)
   if order is not None and order != "K":
     raise NotImplementedError("Only implemented for order='K'")
   if dtype is not None:
@@ -129,8 +136,9 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):
   return out
 
 
-def asarray(a, dtype=None, order=None, *, copy=None, device=None):
+def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None):
   """As `array`, but arrays of the requested dtype are returned unchanged."""
+  _check_placement("asarray", device, out_sharding)
   if dtype is not None:
     dtype = user_dtype(dtype, "asarray")
   return array(a, dtype=dtype, copy=builtins.bool(copy), order=order)
@@ -142,6 +150,16 @@ def copy(a, order=None):
 
 
 # --- filled arrays ----------------------------------------------------------------------
+
+def _check_placement(name, device, out_sharding):
+  """JAX's checks of a creation function's `device` and `out_sharding`: at most
+  one of them, `out_sharding` a NamedSharding or a PartitionSpec over the mesh in
+  context. Every array is on the one device, so they change nothing else."""
+  if device is not None and out_sharding is not None:
+    raise ValueError(f"Only one of `device` or `out_sharding` can be set. Got "
+                     f"device={device!r} and out_sharding={out_sharding!r}")
+  check_out_sharding(out_sharding, f"jnp.{name}")
+
 
 def _check_forgot_shape_tuple(name, shape, dtype):
   if isinstance(dtype, int) and isinstance(shape, int):
@@ -155,31 +173,35 @@ def _default_float_or(dtype, name):
   return dtypes.default_float_dtype() if dtype is None else user_dtype(dtype, name)
 
 
-def zeros(shape, dtype=None, *, device=None):
+def zeros(shape, dtype=None, *, device=None, out_sharding=None):
   """An array of zeros (float32 by default); lowers to `broadcast_in_dim`."""
+  _check_placement("zeros", device, out_sharding)
   _check_forgot_shape_tuple("zeros", shape, dtype)
   return lax.full(shape, 0, _default_float_or(dtype, "zeros"))
 
 
-def ones(shape, dtype=None, *, device=None):
+def ones(shape, dtype=None, *, device=None, out_sharding=None):
   """An array of ones (float32 by default)."""
+  _check_placement("ones", device, out_sharding)
   _check_forgot_shape_tuple("ones", shape, dtype)
   return lax.full(shape, 1, _default_float_or(dtype, "ones"))
 
 
-def empty(shape, dtype=None, *, device=None):
+def empty(shape, dtype=None, *, device=None, out_sharding=None):
   """As `zeros`: JAX arrays are always initialized."""
+  _check_placement("empty", device, out_sharding)
   _check_forgot_shape_tuple("empty", shape, dtype)
   return zeros(shape, dtype)
 
 
-def full(shape, fill_value, dtype=None, *, device=None):
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
   """`fill_value` (a scalar, or an array broadcast to `shape`) repeated to `shape`.
 
   Weakly typed when `dtype` is None and `fill_value` is a Python scalar.
   A Python int `fill_value` must fit the integer dtype of the result
   (OverflowError; JAX's `full` wraps it instead, docs/out_of_bounds.md).
   """
+  _check_placement("full", device, out_sharding)
   check_arraylike("full", fill_value)
   dtype = None if dtype is None else user_dtype(dtype, "full")
   dtypes.check_python_int(fill_value, dtype)
@@ -195,14 +217,16 @@ def _check_like(name, a, *others):
   check_arraylike(name, 0 if duck else a, *others)
 
 
-def zeros_like(a, dtype=None, shape=None, *, device=None):
+def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
   """Zeros with the shape and dtype (and weak type) of `a` unless given."""
+  _check_placement("zeros_like", device, out_sharding)
   _check_like("zeros_like", a)
   dtype = None if dtype is None else user_dtype(dtype, "zeros_like")
   return lax.full_like(a, 0, dtype, shape)
 
 
-def ones_like(a, dtype=None, shape=None, *, device=None):
+def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+  _check_placement("ones_like", device, out_sharding)
   _check_like("ones_like", a)
   dtype = None if dtype is None else user_dtype(dtype, "ones_like")
   return lax.full_like(a, 1, dtype, shape)
@@ -214,8 +238,9 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
   return zeros_like(prototype, dtype=dtype, shape=shape)
 
 
-def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
   """As `full`, with the shape and dtype of `a` unless given."""
+  _check_placement("full_like", device, out_sharding)
   _check_like("full_like", a, fill_value)
   dtype = None if dtype is None else user_dtype(dtype, "full_like")
   dtypes.check_python_int(fill_value, dtypes.dtype(a) if dtype is None else dtype)
@@ -228,7 +253,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
 
 # --- ranges -------------------------------------------------------------------------------
 
-def arange(start, stop=None, step=None, dtype=None, *, device=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
   """Evenly spaced values in [start, stop), as `np.arange`.
 
   The arguments must be concrete (static under `jit`). Without `dtype`,
@@ -236,6 +261,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
   `arange(0, n)`) lowers to the `iota` primitive; other ranges are
   computed with NumPy and become constants.
   """
+  _check_placement("arange", device, out_sharding)
   dtype = None if dtype is None else user_dtype(dtype, "arange")
   check_arraylike("arange", start)
   start_name = "stop" if stop is None and step is None else "start"
@@ -429,8 +455,9 @@ def broadcast_shapes(*shapes):
     raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
 
 
-def broadcast_to(array, shape):
+def broadcast_to(array, shape, *, out_sharding=None):
   """`array` broadcast to `shape` (one `broadcast_in_dim`, or itself if it fits)."""
+  check_out_sharding(out_sharding, "jnp.broadcast_to")
   check_arraylike("broadcast_to", array)
   array = array if is_array(array) else asarray(array)
   shape = shape_argument(shape)

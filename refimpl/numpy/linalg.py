@@ -171,7 +171,7 @@ def eigh(a, UPLO=None, symmetrize_input=True):
   return EighResult(w, v)
 
 
-def eigvalsh(a, UPLO="L", symmetrize_input=True):
+def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
   """Eigenvalues of Hermitian `a`, ascending."""
   a = ensure_arraylike("jnp.linalg.eigvalsh", a)
   a, = promote_dtypes_inexact(a)
@@ -488,18 +488,22 @@ def matrix_power(a, n):
   return result
 
 
-def matrix_rank(M, rtol=None, *, tol=None):
+def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
   """Number of singular values above `rtol` (default `S.max() * max(m, n) *
   eps`). As in JAX, a given `rtol` is compared with the singular values
-  directly (NumPy scales it by the largest one). `tol` is a deprecated
-  alias of `rtol`."""
+  directly (NumPy scales it by the largest one). With `hermitian`, the
+  singular values are the absolute eigenvalues of `M` (from `eigvalsh`).
+  `tol` is a deprecated alias of `rtol`."""
   M = ensure_arraylike("jnp.linalg.matrix_rank", M)
   if tol is not None:
     rtol = _deprecated_alias(tol, "tol", "rtol", "matrix_rank")
   M, = promote_dtypes_inexact(M)
   if M.ndim < 2:
     return reductions.any(M != 0).astype(np.int32)
-  S = svd(M, full_matrices=False, compute_uv=False)
+  if hermitian:
+    S = ufuncs.abs(eigvalsh(M))
+  else:
+    S = svd(M, full_matrices=False, compute_uv=False)
   if rtol is None:
     rtol = S.max(-1) * np.array(max(M.shape[-2:]), S.dtype) * dtypes.finfo(S.dtype).eps
   rtol = manipulation.expand_dims(rtol, np.ndim(rtol))
@@ -772,11 +776,13 @@ def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
                          preferred_element_type=preferred_element_type)
 
 
-def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
+             out_sharding=None):
   """Tensor dot product (as `jnp.tensordot`)."""
   x1, x2 = ensure_arraylike("jnp.linalg.tensordot", x1, x2)
   return products.tensordot(x1, x2, axes=axes, precision=precision,
-                            preferred_element_type=preferred_element_type)
+                            preferred_element_type=preferred_element_type,
+                            out_sharding=out_sharding)
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):

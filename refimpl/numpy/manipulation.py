@@ -18,6 +18,7 @@ from refimpl.numpy.creation import (array, asarray, broadcast_to, concatenate_in
                                     tri, zeros_like)
 from refimpl.numpy.ufuncs import remainder, where
 from refimpl.numpy.util import check_arraylike, promote_dtypes
+from refimpl.sharding import check_out_sharding
 
 __all__ = ['reshape', 'ravel', 'transpose', 'permute_dims', 'matrix_transpose',
            'swapaxes', 'moveaxis', 'rollaxis', 'squeeze', 'expand_dims', 'concatenate',
@@ -74,11 +75,10 @@ def _new_shape(a, new_shape):
   return tuple(result)
 
 
-def reshape(a, shape=None, order="C", *, copy=None):
+def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
   """`a` with a new shape (one entry may be -1); order "C" or "F"."""
+  check_out_sharding(out_sharding, "jnp.reshape")
   a = ensure_arraylike("reshape", a)
-  if shape is None:
-    raise TypeError("reshape() missing required argument 'shape'")
   new_shape = _new_shape(a, shape)
   if order == "C":
     return lax.reshape(a, new_shape)
@@ -91,7 +91,9 @@ def reshape(a, shape=None, order="C", *, copy=None):
   raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
-def ravel(a, order="C"):
+def ravel(a, order="C", *, out_sharding=None):
+  """`a` flattened to one dimension, in order "C" or "F"."""
+  check_out_sharding(out_sharding, "jnp.ravel")
   a = ensure_arraylike("ravel", a)
   if order == "K":
     raise NotImplementedError("Ravel not implemented for order='K'.")
@@ -396,12 +398,13 @@ def tile(A, reps):
   return reshape(result, tuple(int(n) * r for n, r in zip(a_shape, reps)))
 
 
-def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None):
   """Repeats each element `repeats` times along `axis` (the flattened array by default).
 
   `repeats` must be concrete: a scalar (lowered through tile and reshape) or
   an array with one count per element (lowered to a gather).
   """
+  check_out_sharding(out_sharding, "jnp.repeat")
   a = ensure_arraylike("repeat", a)
   if axis is None:
     a, axis = ravel(a), 0

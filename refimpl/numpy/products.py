@@ -16,6 +16,7 @@ from refimpl.numpy.creation import asarray, ensure_arraylike, user_dtype
 from refimpl.numpy.manipulation import diagonal, moveaxis, ravel, stack
 from refimpl.numpy.util import check_arraylike, promote_dtypes
 from refimpl.numpy.ufuncs import conj
+from refimpl.sharding import check_out_sharding
 
 __all__ = ['dot', 'matmul', 'vdot', 'inner', 'outer', 'kron', 'tensordot', 'einsum',
            'matvec', 'vecmat', 'vecdot', 'cross']
@@ -38,10 +39,11 @@ def _strengthen(x, dtype):
   return lax.convert_element_type(x, dtype) if x.weak_type and x.dtype != dtype else x
 
 
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """Dot product: for scalars a product, for vectors/matrices the matrix product,
   in general a contraction of a's last axis with b's second-to-last (or only) axis.
   """
+  check_out_sharding(out_sharding, "jnp.dot")
   a, b = ensure_arraylike("dot", a, b)
   out_dtype, weak = _result_type("dot", a, b, preferred_element_type)
   a, b = _strengthen(a, out_dtype), _strengthen(b, out_dtype)
@@ -54,7 +56,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
   return lax.convert_element_type(result, out_dtype, weak)
 
 
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """Matrix product with NumPy's rules: 1-D operands act as vectors (the added
   axis is removed again) and leading batch axes broadcast.
 
@@ -62,6 +64,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
   dot_general batch or free dims, followed by a transpose (dropped when it
   is the identity) and broadcasting of squeezed axes.
   """
+  check_out_sharding(out_sharding, "jnp.matmul")
   a, b = ensure_arraylike("matmul", a, b)
   for i, x in enumerate((a, b)):
     if x.ndim < 1:
@@ -159,9 +162,10 @@ def kron(a, b):
   return lax.reshape(product, out_shape)
 
 
-def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None, out_sharding=None):
   """Contracts the last `axes` axes of `a` with the first of `b`, or the axes
   given as a pair of ints or of sequences."""
+  check_out_sharding(out_sharding, "jnp.tensordot")
   a, b = ensure_arraylike("tensordot", a, b)
   out_dtype, weak = _result_type("tensordot", a, b, preferred_element_type)
   a, b = _strengthen(a, out_dtype), _strengthen(b, out_dtype)
@@ -293,15 +297,18 @@ def _sum_axes(x, axes):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None):
+           preferred_element_type=None, _dot_general=lax.dot_general, out_sharding=None):
   """Einstein summation, as `np.einsum` (explicit and implicit output, '...').
 
   Also the interleaved form `einsum(op0, sublist0, op1, sublist1, ...,
   [sublist_out])`, whose sublists hold ints in [0, 52) (and `...`).
   Operands are contracted left to right with `dot_general`; repeated indices
   within an operand take its diagonal and indices needed nowhere else are
-  summed first. `optimize` is accepted and ignored (values are the same).
+  summed first (with `_dot_general`, `lax.dot_general` by default, as JAX's
+  hook for another contraction). `optimize` is accepted and ignored (values
+  are the same).
   """
+  check_out_sharding(out_sharding, "jnp.einsum")
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
   if not isinstance(subscripts, str):
@@ -344,7 +351,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     shared = [c for c in acc_term if c in term]
     batch = [c for c in shared if c in later]
     contract = [c for c in shared if c not in later]
-    acc = lax.dot_general(
+    acc = _dot_general(
         acc, x, (([acc_term.index(c) for c in contract], [term.index(c) for c in contract]),
                  ([acc_term.index(c) for c in batch], [term.index(c) for c in batch])),
         precision=precision, preferred_element_type=out_dtype)

@@ -209,9 +209,14 @@ def _var_dtypes(a_dtype, dtype):
   return _upcast_f16(a_dtype), dtypes.to_real_dtype(a_dtype)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+_mean = mean   # for `var`, whose parameter `mean` hides the function
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
-  """Mean squared deviation from the mean, divided by `N - ddof`; NaN if that is <= 0."""
+  """Mean squared deviation from the mean, divided by `N - ddof`; NaN if that is <= 0.
+  `mean`, when given, is used as the mean (computed with keepdims=True) instead of
+  computing it."""
   if correction is None:
     correction = ddof
   elif not isinstance(ddof, int) or ddof != 0:
@@ -223,7 +228,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
   dtype = None if dtype is None else user_dtype(dtype, "var")
   compute_dtype, dtype = _var_dtypes(a.dtype, dtype)
   a = lax.convert_element_type(a, compute_dtype)
-  centered = lax.sub(a, mean(a, axis, dtype=compute_dtype, keepdims=True, where=where))
+  a_mean = (_mean(a, axis, dtype=compute_dtype, keepdims=True, where=where) if mean is None
+            else lax.convert_element_type(asarray(mean), compute_dtype))
+  centered = lax.sub(a, a_mean)
   if dtypes.is_complex(compute_dtype):
     centered = lax.real(lax.mul(centered, lax.conj(centered)))
     compute_dtype = centered.dtype
@@ -240,9 +247,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
   return _where(normalizer > 0, result, np.nan)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
-  """Square root of `var`."""
+  """Square root of `var` (`mean` as there)."""
   if correction is None:
     correction = ddof
   elif not isinstance(ddof, int) or ddof != 0:
@@ -253,7 +260,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.std is not supported.")
   return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction, keepdims=keepdims,
-                      where=where))
+                      where=where, mean=mean))
 
 
 # --- argmax / argmin -----------------------------------------------------------------------------
@@ -361,8 +368,9 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
   return lax.div(nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where), count)
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-  """Variance of the non-NaN elements (NaN where `count - ddof <= 0`)."""
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
+  """Variance of the non-NaN elements (NaN where `count - ddof <= 0`); `mean`, when
+  given, is their mean (computed with keepdims=True)."""
   check_arraylike("nanvar", a)
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.nanvar is not supported.")
@@ -370,7 +378,8 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
   dtype = None if dtype is None else user_dtype(dtype, "nanvar")
   compute_dtype, dtype = _var_dtypes(a.dtype, dtype)
   a = lax.convert_element_type(a, compute_dtype)
-  a_mean = nanmean(a, axis, dtype=compute_dtype, keepdims=True, where=where)
+  a_mean = (nanmean(a, axis, dtype=compute_dtype, keepdims=True, where=where) if mean is None
+            else lax.convert_element_type(asarray(mean), compute_dtype))
   centered = _where(isnan(a), 0, lax.sub(a, a_mean))
   if dtypes.is_complex(centered.dtype):
     centered = lax.real(lax.mul(centered, lax.conj(centered)))
@@ -385,13 +394,13 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
       lax.div(total, lax.convert_element_type(divisor, total.dtype)), dtype)
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-  """Square root of `nanvar`."""
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
+  """Square root of `nanvar` (`mean` as there)."""
   check_arraylike("nanstd", a)
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.nanstd is not supported.")
   return lax.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
-                         where=where))
+                         where=where, mean=mean))
 
 
 # --- cumulative reductions --------------------------------------------------------------------

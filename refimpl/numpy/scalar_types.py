@@ -31,7 +31,7 @@ __all__ = [
 class _ScalarMeta(type):
   """Metaclass of the scalar types: calling one converts to an Array of its dtype."""
 
-  def __call__(cls, x=0):
+  def __call__(cls, x):
     return asarray(x, dtype=cls.dtype)
 
   def __instancecheck__(cls, instance):
@@ -104,11 +104,16 @@ character, flexible, object_ = np.character, np.flexible, np.object_
 dtype = np.dtype
 iinfo = dtypes.iinfo
 finfo = dtypes.finfo
-issubdtype = dtypes.issubdtype
 isdtype = dtypes.isdtype
 can_cast = np.can_cast
 """As in JAX, NumPy's own `can_cast` (casting="safe" by default); ml_dtypes
 registers its types' casts with NumPy, so bfloat16 and the narrow types work."""
+
+
+def issubdtype(arg1, arg2):
+  """Whether `arg1` is a subtype of `arg2` in NumPy's type hierarchy, extended
+  to JAX's dtypes (`jax.dtypes.issubdtype`)."""
+  return dtypes.issubdtype(arg1, arg2)
 
 
 class _ArrayMeta(type):

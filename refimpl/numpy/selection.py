@@ -307,7 +307,7 @@ def _take(a, indices, axis, out, mode, unique_indices, indices_are_sorted, fill_
 
 
 @functools.partial(jit, static_argnames=("axis", "mode", "fill_value"))
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
   """`arr` indexed along `axis` by `indices` (same rank; the other dimensions
   broadcast), as one `gather` with batching dimensions.
 

@@ -29,6 +29,7 @@ from refimpl.numpy.manipulation import (atleast_2d, concatenate, diag, diff, mov
 from refimpl.numpy.products import dot
 from refimpl.numpy.util import (check_arraylike, promote_args_inexact,
                                 promote_dtypes_inexact, to_inexact_dtype)
+from refimpl.sharding import check_out_sharding
 
 __all__ = ['bincount', 'histogram_bin_edges', 'histogram', 'histogram2d', 'histogramdd',
            'cov', 'corrcoef', 'gradient', 'trapezoid', 'interp', 'ediff1d', 'unwrap',
@@ -37,7 +38,7 @@ __all__ = ['bincount', 'histogram_bin_edges', 'histogram', 'histogram2d', 'histo
 
 # --- counting and histograms ----------------------------------------------------------------
 
-def bincount(x, weights=None, minlength=0, *, length=None):
+def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
   """`counts[i]`: the number (or summed `weights`) of the entries of 1-D
   integer `x` equal to i; one `scatter-add` into zeros.
 
@@ -46,6 +47,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
   entries count in bin 0 and entries beyond `length` are dropped. The result
   has the dtype of `weights` (int32 without weights).
   """
+  check_out_sharding(out_sharding, "jnp.bincount")
   x = ensure_arraylike("bincount", x)
   if x.dtype == dtypes.bool_:
     x = lax.convert_element_type(x, np.int32)

@@ -377,8 +377,9 @@ def _pow_int_int(x1, x2):
   return acc
 
 
-def float_power(x1, x2, /):
-  return lax.pow(*promote_args_inexact("float_power", x1, x2))
+def float_power(x, y, /):
+  """x ** y computed in an inexact dtype (integers promote to the default float)."""
+  return lax.pow(*promote_args_inexact("float_power", x, y))
 
 
 @unary_ufunc
@@ -431,7 +432,7 @@ def ceil(x, /):
 
 
 @jit
-def trunc(x, /):
+def trunc(x):
   """Rounds toward zero: ceil for negative x, floor otherwise."""
   check_arraylike("trunc", x)
   if dtypes.is_integer(dtypes.dtype(x)) or dtypes.is_bool(dtypes.dtype(x)):
@@ -819,9 +820,10 @@ def fmin(x1, x2):
 
 
 @jit
-def clip(arr, /, min=None, max=None):
+def clip(arr=None, /, min=None, max=None):
   """`arr` limited to [min, max] (either may be None): maximum(min, arr),
-  then minimum(max, ...). NaN propagates; no complex values."""
+  then minimum(max, ...). NaN propagates; no complex values. `arr` is required
+  (its None default raises TypeError, as in JAX)."""
   check_arraylike("clip", arr)
   if any(v is not None and _is_complex(v) for v in (arr, min, max)):
     raise ValueError(
@@ -1243,7 +1245,7 @@ def _gcd_step(carry):
 
 
 @jit
-def gcd(x1, x2, /):
+def gcd(x1, x2):
   """Greatest common divisor of |x1| and |x2| (gcd(0, 0) is 0), integers only.
 
   Euclid's algorithm in a `lax.while_loop`, as JAX: steps run while any pair
@@ -1263,7 +1265,7 @@ def gcd(x1, x2, /):
 
 
 @jit
-def lcm(x1, x2, /):
+def lcm(x1, x2):
   """Least common multiple of |x1| and |x2| (0 if either is 0), integers only."""
   check_arraylike("lcm", x1, x2)
   x1, x2 = promote_dtypes(x1, x2)

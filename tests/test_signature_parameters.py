@@ -5,6 +5,8 @@ device, and JAX's errors for the values that have none."""
 import inspect
 import warnings
 
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
 import numpy as np
 import pytest
 
@@ -266,6 +268,25 @@ def test_standardize_algorithms():
                              jax.nn.standardize(x[:2] - 1e4, algorithm="safe"), rtol=1e-5)
   with pytest.raises(ValueError, match="algorithm"):
     jax.nn.standardize(x, algorithm="exact")
+
+
+@given(hnp.arrays(np.int32, hnp.array_shapes(min_dims=1, max_dims=3, max_side=4),
+                  elements=st.sampled_from([0, 0, 1])),
+       st.sampled_from(["fb", "f", "b"]), st.sampled_from([None, 0, -1, (0, -1)]))
+def test_trim_zeros_along_axes_matches_numpy(filt, trim, axis):
+  if axis is not None and filt.ndim == 1 and axis == (0, -1):
+    axis = 0
+  np.testing.assert_array_equal(jnp.trim_zeros(filt, trim, axis),
+                                np.trim_zeros(filt, trim, axis))
+
+
+def test_take_along_axis_without_wrapping_negative_indices():
+  x, i = jnp.arange(4.), jnp.array([-1, 1])
+  np.testing.assert_array_equal(jnp.take_along_axis(x, i), [3., 1.])
+  np.testing.assert_array_equal(jnp.take_along_axis(x, i, wrap_negative_indices=False),
+                                [np.nan, 1.])
+  np.testing.assert_array_equal(
+      jnp.take_along_axis(x, i, mode="clip", wrap_negative_indices=False), [0., 1.])
 
 
 def test_initializer_out_sharding(named):

@@ -45,17 +45,32 @@ def vander(x, N=None, increasing=False):
   return ufuncs.power(x[..., None], expand_dims(powers, tuple(range(x.ndim))))
 
 
-def trim_zeros(filt, trim="fb"):
-  """1-D `filt` without its leading ('f' in `trim`) and trailing ('b') zeros.
-
-  The result's size depends on the values, so `filt` must be concrete.
+def trim_zeros(filt, trim="fb", axis=None):
+  """`filt` without its leading ('f' in `trim`) and trailing ('b') zeros along
+  each axis of `axis` (an int or a sequence; all axes by default): cut to the
+  span of the slices along that axis that hold a nonzero (to none if all are
+  zero). The result's size depends on the values, so `filt` must be concrete.
   """
   check_arraylike("trim_zeros", filt)
   concrete(filt, "Error arose in the `filt` argument of trim_zeros()")
   filt = asarray(filt)
-  if filt.ndim != 1:
-    raise TypeError(f"'filt' must be 1-D array, but received {filt.ndim}-D array.")
-  return _trim(filt, filt == 0, trim)
+  axes = range(filt.ndim) if axis is None else np.atleast_1d(axis).tolist()
+  axes = {lax.shapes.canonicalize_axis(ax, filt.ndim) for ax in axes}
+  trim = trim.lower()
+  if not axes or ("f" not in trim and "b" not in trim):
+    return filt
+  nonzero = np.asarray(filt) != 0
+  index = []
+  for ax in range(filt.ndim):
+    mask = nonzero.any(axis=tuple(i for i in range(filt.ndim) if i != ax))
+    if ax not in axes:
+      index.append(slice(None))
+    elif not mask.any():
+      index.append(slice(0, 0))
+    else:
+      index.append(slice(int(mask.argmax()) if "f" in trim else None,
+                         len(mask) - int(mask[::-1].argmax()) if "b" in trim else None))
+  return filt[tuple(index)]
 
 
 def _trim(filt, is_zero, trim):

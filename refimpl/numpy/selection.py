@@ -306,12 +306,15 @@ def _take(a, indices, axis, out, mode, unique_indices, indices_are_sorted, fill_
                     fill_value=fill_value)
 
 
-@functools.partial(jit, static_argnames=("axis", "mode", "fill_value"))
-def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
+@functools.partial(jit, static_argnames=("axis", "mode", "fill_value",
+                                         "wrap_negative_indices"))
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
+                    wrap_negative_indices=None):
   """`arr` indexed along `axis` by `indices` (same rank; the other dimensions
   broadcast), as one `gather` with batching dimensions.
 
-  Negative indices count from the end (unless mode="promise_in_bounds").
+  Negative indices count from the end if `wrap_negative_indices` (by default,
+  unless mode="promise_in_bounds"); otherwise they are out of bounds.
   `mode` defaults to "fill" (out-of-bounds positions give `fill_value`);
   "clip" clamps; "one_hot" computes the result as a one-hot contraction.
   """
@@ -336,8 +339,12 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
   out_shape = np.broadcast_shapes(idx_shape, arr_shape)
   if axis_size == 0:
     return lax.full(out_shape, 0, a.dtype)
+  if wrap_negative_indices is None:
+    wrap_negative_indices = mode != "promise_in_bounds"
+  if wrap_negative_indices:
+    indices = normalize_index(indices, axis_size)
   if mode == "one_hot":
-    return _take_along_axis_one_hot(a, normalize_index(indices, axis_size), axis)
+    return _take_along_axis_one_hot(a, indices, axis)
 
   index_dims = [i for i, n in enumerate(idx_shape) if i == axis or n != 1]
   gather_index_shape = tuple(out_shape[i] for i in index_dims) + (1,)
@@ -347,8 +354,6 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
   new_i = j = 0  # the dimension of the squeezed `a`, and of the gather indices
   for i in range(rank):
     if i == axis:
-      if mode != "promise_in_bounds":
-        indices = normalize_index(indices, axis_size)
       gather_indices = lax.reshape(indices, gather_index_shape)
       slice_sizes.append(1)
       start_index_map.append(new_i)

@@ -289,6 +289,26 @@ def test_take_along_axis_without_wrapping_negative_indices():
       jnp.take_along_axis(x, i, mode="clip", wrap_negative_indices=False), [0., 1.])
 
 
+def test_cov_and_corrcoef_dtype():
+  x = np.array([[1, 2, 4], [3, 1, 0]])
+  c = jnp.cov(x, dtype=np.float16)
+  assert c.dtype == np.float16
+  np.testing.assert_allclose(c, np.cov(x, dtype=np.float16), rtol=1e-3)
+  assert jnp.corrcoef(x, dtype=np.float16).dtype == np.float16
+  np.testing.assert_allclose(jnp.corrcoef(x, dtype=np.float32), np.corrcoef(x), rtol=1e-6)
+
+
+def test_ravel_multi_index_dtype_and_ignore_mode():
+  idx = np.array([[3, 6, 6], [4, 5, 1]], np.int8)
+  out = jnp.ravel_multi_index(idx, (7, 6), dtype=np.int16)
+  assert out.dtype == np.int16
+  np.testing.assert_array_equal(out, np.ravel_multi_index(idx, (7, 6)))
+  assert jnp.ravel_multi_index(idx, (7, 6)).dtype == np.int8
+  np.testing.assert_array_equal(jax.jit(lambda i: jnp.ravel_multi_index(i, (7, 6),
+                                                                        mode="ignore"))(idx),
+                                [22, 41, 37])
+
+
 def test_initializer_out_sharding(named):
   np.testing.assert_array_equal(
       jax.nn.initializers.zeros(None, (2,), out_sharding=named), np.zeros(2))

@@ -28,7 +28,7 @@ from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy import reductions, sorting, statistics, ufuncs  # modules: import cycles
 from refimpl.numpy.creation import (arange, array, asarray, broadcast_arrays, broadcast_to,
                                     concrete, ensure_arraylike, linspace, meshgrid,
-                                    ones, zeros, zeros_like)
+                                    ones, user_dtype, zeros, zeros_like)
 from refimpl.numpy.creation import indices as index_grids  # `indices` is a parameter name
 from refimpl.numpy.indexing import normalize_index
 from refimpl.numpy.manipulation import (atleast_1d, concatenate, diag_indices, expand_dims,
@@ -513,11 +513,12 @@ def ix_(*args):
   return tuple(output)
 
 
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-  """The flat indices of the index arrays `multi_index` into shape `dims`.
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
+  """The flat indices of the index arrays `multi_index` into shape `dims`, of
+  `dtype` (by default the promoted dtype of the indices).
 
   `mode`: "raise" (indices must be concrete and in bounds, else ValueError),
-  "clip" or "wrap". `order`: "C" (row-major) or "F".
+  "clip", "wrap" or "ignore" (no check). `order`: "C" (row-major) or "F".
   """
   if len(multi_index) != len(dims):
     raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")
@@ -529,6 +530,9 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
                       "mode='raise'. Use mode='wrap' or mode='clip' instead.")
     if not dtypes.is_integer(index.dtype):
       raise TypeError("only int indices permitted")
+  if dtype is not None:
+    dtype = user_dtype(dtype, "ravel_multi_index")
+    multi_index = [lax.convert_element_type(i, dtype) for i in multi_index]
   if mode == "raise":
     if any(np.any((np.asarray(i) < 0) | (np.asarray(i) >= d))
            for i, d in zip(multi_index, dims)):
@@ -537,8 +541,8 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     multi_index = [ufuncs.clip(i, 0, d - 1) for i, d in zip(multi_index, dims)]
   elif mode == "wrap":
     multi_index = [i % d for i, d in zip(multi_index, dims)]
-  else:
-    raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', or 'clip'")
+  elif mode != "ignore":
+    raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip' or 'ignore'")
   if order == "F":
     strides = np.cumprod((1,) + dims[:-1])
   elif order == "C":

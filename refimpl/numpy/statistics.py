@@ -23,7 +23,7 @@ from refimpl.api import jit
 from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy import reductions, selection, sorting, ufuncs  # modules: import cycles
 from refimpl.numpy.creation import (array, asarray, concrete, ensure_arraylike, linspace,
-                                    ones_like, zeros)
+                                    ones_like, user_dtype, zeros)
 from refimpl.numpy.manipulation import (atleast_2d, concatenate, diag, diff, moveaxis,
                                         ravel, reshape, transpose)
 from refimpl.numpy.products import dot
@@ -180,12 +180,18 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
 
 # --- covariance --------------------------------------------------------------------------------
 
-@functools.partial(jit, static_argnames=("rowvar", "bias", "ddof"))
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+@functools.partial(jit, static_argnames=("rowvar", "bias", "ddof", "dtype"))
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+        dtype=None):
   """The covariance matrix of the variables in the rows of `m` (columns if
   not `rowvar`), with `y`'s stacked below; normalized by N - ddof (ddof is
   1, or 0 with `bias`), with integer frequency and real analytic weights.
-  A single variable gives a scalar."""
+  A single variable gives a scalar. With `dtype`, the data are converted to
+  it (then to an inexact dtype) first: the result's dtype."""
+  if dtype is not None:
+    dtype = user_dtype(dtype, "cov")
+    m = asarray(m, dtype=dtype)
+    y = None if y is None else asarray(y, dtype=dtype)
   if y is not None:
     m, y = promote_args_inexact("cov", m, y)
     if y.ndim > 2:
@@ -239,12 +245,12 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
   return ufuncs.true_divide(dot(x, x_t.conj()), f).squeeze()
 
 
-@functools.partial(jit, static_argnames=("rowvar",))
-def corrcoef(x, y=None, rowvar=True):
-  """Pearson correlation coefficients: `cov` normalized by the standard
-  deviations, clipped to [-1, 1] (each part, for complex values)."""
+@functools.partial(jit, static_argnames=("rowvar", "dtype"))
+def corrcoef(x, y=None, rowvar=True, dtype=None):
+  """Pearson correlation coefficients: `cov` (of `dtype`, as there) normalized by
+  the standard deviations, clipped to [-1, 1] (each part, for complex values)."""
   check_arraylike("corrcoef", x)
-  c = cov(x, y, rowvar)
+  c = cov(x, y, rowvar, dtype=dtype)
   if c.ndim == 0:  # one variable: 1, or NaN for nan/inf/zero variance
     return ufuncs.divide(c, c)
   stddev = ufuncs.sqrt(ufuncs.real(diag(c))).astype(c.dtype)

@@ -763,9 +763,11 @@ def register_static(cls: type) -> type:
   return cls
 
 
-def is_tree_node(x: Any) -> bool:
-  """True iff ``x`` is a pytree node (not a leaf); None is a node."""
-  return _node_type_of(x) is not None
+def is_tree_node(typ: type) -> bool:
+  """True iff ``typ`` is a registered pytree node type (built in, such as
+  ``tuple`` and ``NoneType``, or custom) or a namedtuple class."""
+  return (isinstance(typ, type)
+          and (typ in _registry or issubclass(typ, tuple) and hasattr(typ, "_fields")))
 
 
 def flatten_one_level(tree: Any) -> tuple[list[Any], Any]:

@@ -442,8 +442,9 @@ def test_one_level_utilities():
   assert [tu.keystr((k,)) for k, _ in keyed] == ["[0]", "[1]"]
   with pytest.raises(ValueError, match="requires a pytree node"):
     tu.flatten_one_level(1.0)
-  assert tu.is_tree_node(None) and tu.is_tree_node((1,))
-  assert not tu.is_tree_node(1.0)
+  Point = collections.namedtuple("Point", "x y")
+  assert tu.is_tree_node(type(None)) and tu.is_tree_node(tuple) and tu.is_tree_node(Point)
+  assert not tu.is_tree_node(float) and not tu.is_tree_node((1,))
 
 
 def test_tree_broadcast_and_associative_reduce():

@@ -96,7 +96,7 @@ def promote_weak_typed_inputs(values, in_avals, out_avals):
 def _structure_differences(path, t1, t2):
   """(path, what t1 is, what t2 is, why they differ) for each place the
   pytrees `t1` and `t2` differ in structure, as JAX's `equality_errors`."""
-  leaf1, leaf2 = not tree_util.is_tree_node(t1), not tree_util.is_tree_node(t2)
+  leaf1, leaf2 = (not tree_util.is_tree_node(type(t)) for t in (t1, t2))
   if leaf1 and leaf2:
     return
   if type(t1) is not type(t2):

@@ -249,10 +249,14 @@ _CANONICAL_32 = {int64: int32, uint64: uint32, float64: float32,
                  complex128: complex64}
 
 
-def canonicalize_dtype(dtype):
+def canonicalize_dtype(dtype, allow_extended_dtype=False):
   """The dtype actually used for `dtype`: 64-bit types become 32-bit unless
-  x64 is on. Extended dtypes are their own canonical dtype."""
+  x64 is on. Extended dtypes are their own canonical dtype, with
+  `allow_extended_dtype` (ValueError without, as in JAX)."""
   if is_extended(dtype):
+    if not allow_extended_dtype:
+      raise ValueError(f"Internal: canonicalize_dtype called on extended dtype {dtype} "
+                       "with allow_extended_dtype=False")
     return dtype
   x64 = config.jax_enable_x64
   try:
@@ -360,7 +364,7 @@ def dtype(x):
   if isinstance(x, type) and issubclass(x, np.generic):
     return canonicalize_dtype(np.dtype(x))
   if hasattr(x, "dtype") and not isinstance(x, (str, np.dtype)):
-    return canonicalize_dtype(x.dtype)
+    return canonicalize_dtype(x.dtype, allow_extended_dtype=True)
   return canonicalize_dtype(np.dtype(x))
 
 

@@ -162,6 +162,14 @@ def test_value_options_require_a_value():
     pass
 
 
+def test_canonicalize_dtype_of_extended_dtypes_only_when_allowed():
+  key_dtype = jax.random.key_dtype()
+  assert jax.dtypes.canonicalize_dtype(key_dtype, allow_extended_dtype=True) == key_dtype
+  with pytest.raises(ValueError, match="allow_extended_dtype=False"):
+    jax.dtypes.canonicalize_dtype(key_dtype)
+  assert jax.dtypes.canonicalize_dtype(np.float64) == np.float32
+
+
 def test_dtype_functions_take_jax_parameter_names():
   assert jax.dtypes.result_type(1.0, return_weak_type_flag=True) == (np.dtype(f32), True)
   assert jax.dtypes.result_type(np.int8, np.int16) == np.int16

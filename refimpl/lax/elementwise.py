@@ -217,7 +217,7 @@ def _unsigned(dtype):
 def _dtype_argument(dtype):
   """A dtype argument ('uint8', np.int32, jnp.float32, a dtype, a key dtype)
   as the canonical dtype."""
-  return dtypes.canonicalize_dtype(dtype)
+  return dtypes.canonicalize_dtype(dtype, allow_extended_dtype=True)
 
 
 # --- arithmetic -----------------------------------------------------------------------

@@ -252,7 +252,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
       (dims,) if np.ndim(dims) == 0 else dims))
   dimension_numbers = ((as_tuple(lc), as_tuple(rc)), (as_tuple(lb), as_tuple(rb)))
   if preferred_element_type is not None:
-    preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
+    preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type,
+                                                       allow_extended_dtype=True)
   return dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers,
                             precision=canonicalize_precision(precision),
                             preferred_element_type=preferred_element_type)

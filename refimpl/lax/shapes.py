@@ -226,7 +226,7 @@ def empty(shape, dtype, *, out_sharding=None):
   depend on the backend): refimpl's are zeros. On one device
   `out_sharding` changes nothing."""
   check_out_sharding(out_sharding, "empty")
-  return full(shape, 0, dtypes.canonicalize_dtype(dtype))
+  return full(shape, 0, dtypes.canonicalize_dtype(dtype, allow_extended_dtype=True))
 
 
 def broadcast_like(arr, like_arr):
@@ -255,7 +255,8 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
   check_out_sharding(sharding, "full_like", any_sharding=True)
   fill_shape = tuple(np.shape(x)) if shape is None else shape_argument(shape)
   weak_type = dtype is None and dtypes.is_weakly_typed(x)
-  dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(dtype)
+  dtype = (dtypes.dtype(x) if dtype is None
+           else dtypes.canonicalize_dtype(dtype, allow_extended_dtype=True))
   if dtypes.is_extended(dtype):
     return _full_of_keys(fill_shape, fill_value, dtype)
   return full(fill_shape, convert_element_type(fill_value, dtype, weak_type))

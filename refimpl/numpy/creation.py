@@ -34,7 +34,7 @@ def user_dtype(dtype, fun_name):
   """A dtype argument as the canonical dtype used (warning if 64-bit is
   truncated); a key dtype is kept as it is."""
   dtypes.check_user_dtype_supported(dtype, fun_name)
-  return dtypes.canonicalize_dtype(dtype)
+  return dtypes.canonicalize_dtype(dtype, allow_extended_dtype=True)
 
 
 def concrete(x, context):

@@ -325,6 +325,9 @@ class AbstractDevice(_Record):
   __slots__ = _fields = ("device_kind", "num_cores", "platform")
   _defaults = (None, None, None)
 
+  def __init__(self, device_kind, num_cores, platform):
+    super().__init__(device_kind, num_cores, platform)
+
 
 class AbstractMesh(_BaseMesh):
   """Axis names, sizes and types without devices (what tracing sees, as

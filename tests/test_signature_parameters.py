@@ -145,6 +145,14 @@ def test_local_devices_host_id_is_deprecated():
     assert jax.local_devices(host_id=0) == jax.local_devices()
 
 
+def test_abstract_device_takes_its_three_fields():
+  from refimpl.sharding import AbstractDevice
+  assert AbstractDevice("cpu", None, "cpu") == AbstractDevice(
+      device_kind="cpu", num_cores=None, platform="cpu")
+  with pytest.raises(TypeError):
+    AbstractDevice("cpu")
+
+
 def test_shape_dtype_struct_takes_only_the_defaults_of_new_parameters():
   assert jax.ShapeDtypeStruct((2,), f32, manual_axis_type=None, is_ref=False).shape == (2,)
   with pytest.raises(NotImplementedError):

@@ -305,6 +305,13 @@ def test_take_along_axis_without_wrapping_negative_indices():
       jnp.take_along_axis(x, i, mode="clip", wrap_negative_indices=False), [0., 1.])
 
 
+def test_argsort_dtype():
+  x = jnp.array([3, 1, 2, 1])
+  out = jnp.argsort(x, dtype=np.int16)
+  assert out.dtype == np.int16 and jnp.argsort(x).dtype == np.int32
+  np.testing.assert_array_equal(out, np.argsort(np.array([3, 1, 2, 1]), kind="stable"))
+
+
 def test_cov_and_corrcoef_dtype():
   x = np.array([[1, 2, 4], [3, 1, 0]])
   c = jnp.cov(x, dtype=np.float16)

@@ -27,7 +27,8 @@ import numpy as np
 from refimpl import dtypes, lax
 from refimpl.api import jit
 from refimpl.lax.shapes import canonicalize_axis
-from refimpl.numpy.creation import arange, asarray, concrete, ensure_arraylike, full
+from refimpl.numpy.creation import (arange, asarray, concrete, ensure_arraylike, full,
+                                    user_dtype)
 from refimpl.numpy.manipulation import concatenate, diff, moveaxis, ravel, swapaxes
 from refimpl.numpy.reductions import any as _any, cumsum, sum as _sum
 from refimpl.numpy.ufuncs import isnan, where
@@ -46,8 +47,9 @@ def _const(x, value):
   return np.array(value, dtypes.dtype(x))
 
 
-def _index_iota(shape, dimension):
-  return lax.broadcasted_iota(dtypes.default_int_dtype(), shape, dimension)
+def _index_iota(shape, dimension, dtype=None):
+  return lax.broadcasted_iota(dtypes.default_int_dtype() if dtype is None else dtype, shape,
+                              dimension)
 
 
 # --- sort, argsort, lexsort ----------------------------------------------------------------
@@ -73,13 +75,15 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   return lax.rev(result, (axis,)) if descending else result
 
 
-@functools.partial(jit, static_argnames=("axis", "kind", "order", "stable", "descending"))
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-  """Indices (int32) that sort `a` along `axis`: the values are sorted
-  together with an iota. A stable descending sort keeps equal elements in
-  their original order (it sorts the reversed array, then reverses back)."""
+@functools.partial(jit, static_argnames=("axis", "kind", "order", "stable", "descending",
+                                         "dtype"))
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
+  """Indices (of `dtype`, by default the default integer dtype) that sort `a`
+  along `axis`: the values are sorted together with an iota. A stable
+  descending sort keeps equal elements in their original order (it sorts the
+  reversed array, then reverses back)."""
   arr, axis = _sort_axis("argsort", ensure_arraylike("argsort", a), axis, kind, order)
-  iota = _index_iota(arr.shape, axis)
+  iota = _index_iota(arr.shape, axis, None if dtype is None else user_dtype(dtype, "argsort"))
   if descending and stable:
     arr, iota = lax.rev(arr, (axis,)), lax.rev(iota, (axis,))
   _, indices = lax.sort_key_val(arr, iota, dimension=axis, is_stable=stable)

@@ -5,7 +5,7 @@ device, and JAX's errors for the values that have none."""
 import inspect
 import warnings
 
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 from hypothesis.extra import numpy as hnp
 import numpy as np
 import pytest
@@ -303,6 +303,33 @@ def test_take_along_axis_without_wrapping_negative_indices():
                                 [np.nan, 1.])
   np.testing.assert_array_equal(
       jnp.take_along_axis(x, i, mode="clip", wrap_negative_indices=False), [0., 1.])
+
+
+@given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=5),
+                  elements=st.sampled_from([0., 1., 2.5, -3., np.nan])),
+       st.integers(0, 2 ** 16), st.sampled_from([None, 0, -1]), st.booleans(),
+       st.sampled_from(["quantile", "nanquantile", "percentile", "nanpercentile"]))
+def test_weighted_quantiles_match_numpy(a, seed, axis, keepdims, name):
+  rng = np.random.default_rng(seed)
+  weights = rng.integers(0, 3, a.shape).astype(np.float32)
+  q = np.array([0., 0.2, 0.5, 1.], np.float32) * (100 if "percentile" in name else 1)
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", RuntimeWarning)
+    try:
+      expected = getattr(np, name)(a, q, axis=axis, keepdims=keepdims,
+                                   method="inverted_cdf", weights=weights)
+    except ValueError:   # NumPy rejects a slice whose total weight is 0
+      assume(False)
+  actual = getattr(jnp, name)(a, q, axis=axis, keepdims=keepdims, method="inverted_cdf",
+                              weights=weights)
+  np.testing.assert_array_equal(actual, expected)
+
+
+def test_weighted_quantiles_need_inverted_cdf():
+  with pytest.raises(ValueError, match="inverted_cdf"):
+    jnp.quantile(np.ones(3, f32), 0.5, weights=np.ones(3, f32))
+  np.testing.assert_array_equal(
+      jnp.percentile(np.arange(4, dtype=f32), 50, out_sharding=None), 1.5)
 
 
 def test_argsort_dtype():

@@ -19,7 +19,6 @@ are wrapped here too, so they appear in traced programs as `jit` equations.
 import functools
 import math
 import operator
-import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -27,12 +26,13 @@ import numpy as np
 from refimpl import dtypes, lax
 from refimpl.api import jit
 from refimpl.lax.shapes import canonicalize_axis
-from refimpl.numpy.creation import (arange, asarray, concrete, ensure_arraylike, full,
-                                    user_dtype)
+from refimpl.numpy.creation import (arange, asarray, broadcast_to, concrete, ensure_arraylike,
+                                    full, user_dtype)
 from refimpl.numpy.manipulation import concatenate, diff, moveaxis, ravel, swapaxes
 from refimpl.numpy.reductions import any as _any, cumsum, sum as _sum
 from refimpl.numpy.ufuncs import isnan, where
 from refimpl.numpy.util import check_arraylike, promote_dtypes, promote_dtypes_inexact
+from refimpl.sharding import check_out_sharding
 from refimpl.numpy.vectorize import vectorize
 
 __all__ = ['sort', 'argsort', 'lexsort', 'partition', 'argpartition', 'sort_complex',
@@ -311,15 +311,10 @@ def digitize(x, bins, right=False, *, method=None):
 _QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _check_quantile_args(name, out, overwrite_input, interpolation, method):
+def _check_quantile_args(name, out, overwrite_input):
   if overwrite_input or out is not None:
     raise ValueError(f"jax.numpy.{name} does not support overwrite_input=True or "
                      "out != None")
-  if interpolation is not None:
-    warnings.warn(f"The interpolation= argument to '{name}' is deprecated. Use "
-                  "'method=' instead.", DeprecationWarning, stacklevel=3)
-    return interpolation
-  return method
 
 
 def _quantile_axis(a, axis, keepdims):
@@ -394,12 +389,54 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan):
     result = lax.select(lax.le(high_weight, _const(high_weight, 0.5)), low_value, high_value)
   else:
     result = lax.mul(lax.add(low_value, high_value), _const(low_value, 0.5))
-  result = lax.convert_element_type(result, a.dtype)
+  return _quantile_shape(lax.convert_element_type(result, a.dtype), q_ndim, axis, keepdims,
+                         keepdims_shape)
+
+
+def _quantile_shape(result, q_ndim, axis, keepdims, keepdims_shape):
+  """A quantile `result` (q's dimension, then `a`'s with the gathered `axis` of
+  size 1) without that axis, or with the reduced axes kept as size 1."""
   if not keepdims:
     return lax.squeeze(result, (q_ndim + axis,))
   if keepdims_shape is not None:
-    return lax.reshape(result, shape[:q_ndim] + keepdims_shape)
+    return lax.reshape(result, result.shape[:q_ndim] + keepdims_shape)
   return result
+
+
+def _weighted_quantile(a, q, weights, axis, keepdims, ignore_nan):
+  """The q-th quantiles of `a` along `axis` by the 'inverted_cdf' method with
+  `weights` (broadcast to `a`'s shape), as NumPy defines it: along the sorted
+  data, the first element at which the cumulative weight reaches q times the
+  total (never one of the leading elements of weight zero). NaNs as in
+  `_quantile` (with `ignore_nan` they weigh nothing)."""
+  a, = promote_dtypes_inexact(a)
+  if dtypes.is_complex(a.dtype):
+    raise ValueError("quantile does not support complex input, as the operation is "
+                     "poorly defined.")
+  if q.ndim > 1:
+    raise ValueError(f"q must be have rank <= 1, got shape {q.shape}")
+  weights = broadcast_to(asarray(weights), a.shape)
+  weights, _, _ = _quantile_axis(weights, axis, keepdims)
+  a, axis, keepdims_shape = _quantile_axis(a, axis, keepdims)
+  nan = isnan(a)
+  if ignore_nan:
+    weights = where(nan, _const(weights, 0), weights)
+  a, weights = lax.sort((a, weights), dimension=axis, num_keys=1)
+  cdf = cumsum(weights, axis=axis, dtype=q.dtype)
+  n = a.shape[axis]
+  cdf = lax.div(cdf, lax.slice_in_dim(cdf, n - 1, n, axis=axis))
+  q_ndim, shape = q.ndim, q.shape + cdf.shape
+  q = lax.broadcast_in_dim(q, shape, tuple(range(q_ndim)))
+  cdf = lax.broadcast_in_dim(cdf, shape, tuple(range(q_ndim, len(shape))))
+  below = lax.bitwise_or(lax.lt(cdf, q), lax.eq(cdf, _const(cdf, 0)))
+  index = _sum(below, axis=q_ndim + axis, keepdims=True, dtype=dtypes.default_int_dtype())
+  result = _take_along(a, lax.min(index, _const(index, n - 1)), axis)
+  if not ignore_nan:
+    any_nan = _any(nan, axis=axis, keepdims=True)
+    result = where(lax.broadcast_in_dim(any_nan, result.shape,
+                                        tuple(range(q_ndim, result.ndim))),
+                   _const(result, np.nan), result)
+  return _quantile_shape(result, q_ndim, axis, keepdims, keepdims_shape)
 
 
 def _take_along(a, index, axis):
@@ -417,26 +454,40 @@ def _take_along(a, index, axis):
                     mode="promise_in_bounds")
 
 
-_QUANTILE_STATIC = ("axis", "overwrite_input", "interpolation", "keepdims", "method")
+_QUANTILE_STATIC = ("axis", "overwrite_input", "keepdims", "method")
 
 
 def _quantile_function(name, ignore_nan, scale):
   """quantile / nanquantile (scale 1) and percentile / nanpercentile (scale 100)."""
-  def fn(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-         keepdims=False, *, interpolation=None):
+  def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None):
     check_arraylike(name, a, q)
-    method = _check_quantile_args(name, out, overwrite_input, interpolation, method)
+    _check_quantile_args(name, out, overwrite_input)
     q = asarray(q)
     if scale != 1:
       q, = promote_dtypes_inexact(q)
       q = lax.div(q, _const(q, scale))
-    return _quantile(asarray(a), q, axis, method, keepdims, ignore_nan)
+    if weights is None:
+      return _quantile(asarray(a), q, axis, method, keepdims, ignore_nan)
+    if method != "inverted_cdf":
+      raise ValueError("Weighted quantiles are only supported for method='inverted_cdf', "
+                       f"got method={method!r}")
+    check_arraylike(name, weights)
+    return _weighted_quantile(asarray(a), q, weights, axis, keepdims, ignore_nan)
+
+  def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                 keepdims=False, *, weights=None, out_sharding=None):
+    check_out_sharding(out_sharding, f"jnp.{name}")
+    return quantile(a, q, axis, out, overwrite_input, method, keepdims, weights=weights)
+  fn, static = ((percentile, _QUANTILE_STATIC + ("out_sharding",)) if name == "percentile"
+                else (quantile, _QUANTILE_STATIC))
   what = "percentiles (q in [0, 100])" if scale != 1 else "quantiles (q in [0, 1])"
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = (f"The {what} of `a` along `axis`{', ignoring NaNs' if ignore_nan else ''}."
                 f"\n\n  `q` is a scalar or 1-D; `method` is one of {_QUANTILE_METHODS}, "
-                "defined in `_quantile`.")
-  return jit(fn, static_argnames=_QUANTILE_STATIC)
+                "defined in `_quantile`; with `weights` (broadcast to `a`'s shape), "
+                "'inverted_cdf', defined in `_weighted_quantile`.")
+  return jit(fn, static_argnames=static)
 
 
 quantile = _quantile_function("quantile", False, 1)
@@ -449,7 +500,7 @@ nanpercentile = _quantile_function("nanpercentile", True, 100)
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
   """The median along `axis`: the 0.5 quantile by the 'midpoint' method."""
   check_arraylike("median", a)
-  _check_quantile_args("median", out, overwrite_input, None, "midpoint")
+  _check_quantile_args("median", out, overwrite_input)
   return _quantile(asarray(a), asarray(0.5), axis, "midpoint", keepdims, False)
 
 
@@ -457,7 +508,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
   """The median along `axis` ignoring NaNs (NaN for an all-NaN slice)."""
   check_arraylike("nanmedian", a)
-  _check_quantile_args("nanmedian", out, overwrite_input, None, "midpoint")
+  _check_quantile_args("nanmedian", out, overwrite_input)
   return _quantile(asarray(a), asarray(0.5), axis, "midpoint", keepdims, True)
 
 

@@ -218,7 +218,8 @@ def test_errors():
   with pytest.raises(ValueError, match="dirichlet requires alpha.ndim >= 1"):
     random.dirichlet(K(0), 1.0)
   with pytest.raises(ValueError, match="t parameter shapes"):
-    random.t(K(0), np.ones(3))
+    random.t(K(0), np.ones(3), (1,))
+  assert random.t(K(0), np.ones(3)).shape == (3,)   # shape=None: df's shape, as JAX 0.10
   with pytest.raises(TypeError):
     random.ball(K(0), 2.5)
   with pytest.raises(TypeError, match="invalid PRNG key data"):

@@ -345,6 +345,7 @@ def test_a_primitive_not_lowered_yet_is_a_clear_error():
   from numba_backend.cuda.lower import CUDA_RULES
   with pytest.MonkeyPatch.context() as patch:
     patch.delitem(CUDA_RULES, lax.cumsum_p)
+    jax.clear_caches()   # (a program compiled before, by another test, would be reused)
     with pytest.raises(LoweringError, match="numba-cuda backend has no lowering for primitive "
                                             "'cumsum' yet.*numba backend \\(CPU\\) lowers it"):
       jax.jit(jnp.cumsum, backend="numba-cuda")(np.ones(3, np.float32))

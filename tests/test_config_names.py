@@ -113,6 +113,15 @@ def test_strict_promotion():
   assert jax.jit(lambda a, b: a + b)(f32, f16).dtype == jnp.float32   # traced anew
 
 
+def test_strict_promotion_is_not_answered_from_a_standard_promotion():
+  """jnp remembers promotions by their operands' types: the mode is part of what it keys on."""
+  i32, f32 = jnp.ones(2, jnp.int32), jnp.ones(2, jnp.float32)
+  assert (i32 + f32).dtype == jnp.float32
+  with jax.numpy_dtype_promotion("strict"):
+    with pytest.raises(dtypes.TypePromotionError):
+      i32 + f32
+
+
 def test_python_scalars_promote_by_kind_among_weak_values():
   """As JAX's lattice: Python scalars are weak nodes even when every operand
   is weak, so int with float is a weak float in strict mode too, and a

@@ -42,7 +42,8 @@ def _promoted(kind, args):
   `jit` arguments.
 
   The promotion is a function of the operands' dtypes and weak types (of a
-  Python scalar, its type) and of x64 alone, so it is remembered, with
+  Python scalar, its type), of x64 and of the promotion mode (standard or
+  strict) alone, so it is remembered, with
   which operands it converts: arrays and tracers already of the result
   type are returned as they are, as lax.convert_element_type returns them.
   """
@@ -64,7 +65,7 @@ def _promoted(kind, args):
 def _promotion_key(kind, args):
   """What `_promotion(kind, args)` depends on; None for arguments other than
   arrays, tracers, NumPy values and Python scalars (not remembered)."""
-  key = [kind, config.jax_enable_x64]
+  key = [kind, config.jax_enable_x64, config.jax_numpy_dtype_promotion]
   for x in args:
     if isinstance(x, _JAX_VALUES):
       aval = x.aval

@@ -76,21 +76,33 @@ def _split_complex(fn, x, **kwargs):
   return lax.complex(fn(x.real, **kwargs), fn(x.imag, **kwargs))
 
 
-def dct(x, type=2, n=None, axis=-1, norm=None):
-  """The type-2 DCT of `x` along `axis`: y[k] = 2 sum_n x[n] cos(pi k (2n + 1) / 2N),
-  with `n` zero-padding or truncating the input first; norm "ortho" makes it orthonormal."""
-  x = ensure_arraylike("dct", x)
-  _check_type_and_norm("dct", type, norm)
+def _transform_1d(name, transform, x, type, n, axis, norm):
+  """The checks and defaults shared by dct and idct: complex inputs transform their
+  parts apart; otherwise the input is resized to `n` along `axis` and
+  `transform(x, axis, norm)` applies."""
+  x = ensure_arraylike(name, x)
+  _check_type_and_norm(name, type, norm)
   if dtypes.issubdtype(x.dtype, np.complexfloating):
-    return _split_complex(dct, x, type=type, n=n, axis=axis, norm=norm)
+    same = functools.partial(_transform_1d, name, transform)
+    return _split_complex(same, x, type=type, n=n, axis=axis, norm=norm)
   axis = canonicalize_axis(axis, x.ndim)
   if n is not None:
     x = _resize(x, {axis: n})
+  return transform(x, axis, norm)
+
+
+def _dct_1d(x, axis, norm):
   size = x.shape[axis]
   spectrum = jnp_fft.fft(_interleave(x, axis), axis=axis)
   k = _along(arange(size, dtype=spectrum.real.dtype), axis, x.ndim)
   out = 2 * (spectrum * _quarter_wave(size, k)).real
   return _ortho_scale(out, axis) if norm == 'ortho' else out
+
+
+def dct(x, type=2, n=None, axis=-1, norm=None):
+  """The type-2 DCT of `x` along `axis`: y[k] = 2 sum_n x[n] cos(pi k (2n + 1) / 2N),
+  with `n` zero-padding or truncating the input first; norm "ortho" makes it orthonormal."""
+  return _transform_1d("dct", _dct_1d, x, type, n, axis, norm)
 
 
 def _dct2(x, axes, norm):
@@ -156,16 +168,7 @@ def dctn(x, type=2, s=None, axes=None, norm=None):
   return _transform_nd("dctn", dct, _dct_axes, x, type, s, axes, norm)
 
 
-def idct(x, type=2, n=None, axis=-1, norm=None):
-  """The inverse of `dct` with the same `norm` (SciPy's idct type 2, a scaled type-3
-  DCT), computed with one inverse FFT; `n` pads or truncates the input first."""
-  x = ensure_arraylike("idct", x)
-  _check_type_and_norm("idct", type, norm)
-  if dtypes.issubdtype(x.dtype, np.complexfloating):
-    return _split_complex(idct, x, type=type, n=n, axis=axis, norm=norm)
-  axis = canonicalize_axis(axis, x.ndim)
-  if n is not None:
-    x = _resize(x, {axis: n})
+def _idct_1d(x, axis, norm):
   size = x.shape[axis]
   x, = promote_dtypes_inexact(x)
   if norm is None or norm == 'backward':
@@ -175,6 +178,12 @@ def idct(x, type=2, n=None, axis=-1, norm=None):
   w = _quarter_wave(size, k)
   x = x.astype(w.dtype) / w * 2 * size
   return _deinterleave(jnp_fft.ifft(x, axis=axis).real, axis)
+
+
+def idct(x, type=2, n=None, axis=-1, norm=None):
+  """The inverse of `dct` with the same `norm` (SciPy's idct type 2, a scaled type-3
+  DCT), computed with one inverse FFT; `n` pads or truncates the input first."""
+  return _transform_1d("idct", _idct_1d, x, type, n, axis, norm)
 
 
 def _idct_axes(x, axes, norm):

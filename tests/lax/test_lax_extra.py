@@ -124,7 +124,7 @@ def test_ragged_dot_general_modes():
   contracting = lax.RaggedDotDimensionNumbers((([1], [0]), ([], [])), [1], [])
   out = lax.ragged_dot_general(lhs, rhs, sizes, contracting)
   np.testing.assert_allclose(out, np.stack([lhs[:, :1] @ rhs[:1], lhs[:, 1:] @ rhs[1:]]),
-                             rtol=1e-5)
+                             rtol=1e-5, atol=1e-6)
   lb = RNG.normal(size=(2, 5, 4)).astype(np.float32)
   rb = RNG.normal(size=(2, 3, 4, 3)).astype(np.float32)
   batched_sizes = np.array([[1, 4, 0], [2, 2, 1]], np.int32)
@@ -136,7 +136,7 @@ def test_ragged_dot_general_modes():
   batch_ragged = lax.RaggedDotDimensionNumbers((([2], [1]), ([0], [0])), [0], [])
   np.testing.assert_allclose(lax.ragged_dot_general(lb, rb[:, 0], np.array([2], np.int32),
                                                     batch_ragged),
-                             np.einsum("bmk,bkn->bmn", lb, rb[:, 0]), rtol=1e-5)
+                             np.einsum("bmk,bkn->bmn", lb, rb[:, 0]), rtol=1e-5, atol=1e-6)
 
 
 def test_ragged_dot_transforms_and_errors():

@@ -5,7 +5,7 @@ examples, jit/vmap/grad, and JAX's errors."""
 import numpy as np
 import pytest
 import scipy.linalg as osp
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import refimpl as jax
 import refimpl.numpy as jnp
@@ -79,6 +79,9 @@ def test_lu_lu_factor_and_lu_solve(a_tol, trans):
 @given(matrices("full_rank"), st.sampled_from(["full", "economic", "r"]), st.booleans())
 def test_qr(a_tol, mode, pivoting):
   a, tol = a_tol
+  if pivoting:   # columns of (nearly) equal norms: the pivot order, and Q and R, are a tie's
+    norms = np.sort(np.linalg.norm(a, axis=0))
+    assume(np.all(np.diff(norms) > 1e-3 * norms[-1]))
   got, want = x64(jsl.qr, a, mode=mode, pivoting=pivoting), osp.qr(a, mode=mode,
                                                                    pivoting=pivoting)
   assert len(got) == len(want)

@@ -75,13 +75,18 @@ def test_lu_lu_factor_and_lu_solve(a_tol, trans):
     close(got, want, tol)
 
 
+def assume_distinct_column_norms(a):
+  """Columns of (nearly) equal norms leave QR's pivot order, and Q and R, a tie's."""
+  norms = np.sort(np.linalg.norm(a, axis=0))
+  assume(np.all(np.diff(norms) > 1e-3 * norms[-1]))
+
+
 @SETTINGS
 @given(matrices("full_rank"), st.sampled_from(["full", "economic", "r"]), st.booleans())
 def test_qr(a_tol, mode, pivoting):
   a, tol = a_tol
-  if pivoting:   # columns of (nearly) equal norms: the pivot order, and Q and R, are a tie's
-    norms = np.sort(np.linalg.norm(a, axis=0))
-    assume(np.all(np.diff(norms) > 1e-3 * norms[-1]))
+  if pivoting:
+    assume_distinct_column_norms(a)
   got, want = x64(jsl.qr, a, mode=mode, pivoting=pivoting), osp.qr(a, mode=mode,
                                                                    pivoting=pivoting)
   assert len(got) == len(want)
@@ -93,6 +98,8 @@ def test_qr(a_tol, mode, pivoting):
 @given(st.data(), st.sampled_from(["left", "right"]), st.booleans(), st.booleans())
 def test_qr_multiply(data, mode, pivoting, conjugate):
   a, tol = data.draw(matrices("full_rank", dtypes=(np.float64, np.complex128)))
+  if pivoting:
+    assume_distinct_column_norms(a)
   m, n = a.shape
   k = min(m, n)
   shape = data.draw(st.sampled_from([(k, 2), (k,)] if mode == "left" else [(2, m), (m,)]))
@@ -223,6 +230,10 @@ def scaled_matrices(draw, dtypes=(np.float32, np.float64, np.complex128)):
 @given(scaled_matrices())
 def test_expm_and_expm_frechet(a_tol):
   a, tol = a_tol
+  if a.dtype.itemsize == 8 and np.abs(a).sum(axis=0).max() > 5.371920351148152:
+    # JAX scales by 2^floor(log2(norm / maxnorm)), which leaves a norm up to twice the degree
+    # 13 approximant's bound (SciPy's 2^ceil does not): a relative error up to about 1e-7.
+    tol = 1e-7
   want = osp.expm(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
   scale = max(1, np.abs(want).max())
   close(x64(jsl.expm, a) / scale, want / scale, 10 * tol)

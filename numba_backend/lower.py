@@ -212,6 +212,11 @@ class Lowering:
   functions of checked.py, checking their rounding (`RuleContext.checked`);
   else by libm's float64 functions, rounded."""
 
+  float32_functions = True
+  """Whether loops over elements that check rounding compute float32 results of
+  the functions of numba_backend/float32.py by those (within their ulps of the
+  reference's values); else by the checked ones (the reference's bits)."""
+
   rules = RULES
   """primitive -> the lowering rule of this target (`rule`)."""
   key_rules = KEY_RULES
@@ -357,6 +362,15 @@ class RuleContext:
     self.emit(f"{value}, {unsure} = {self.function(fn)}({', '.join(args)})")
     self.lowering.unsure.append(unsure)
     return value
+
+  def fast(self, fn, *args):
+    """Source of `fn(*args)`, where `fn` is a function of numba_backend/float32.py,
+    inside a loop over elements of a target whose loops use fast functions
+    (`Lowering.checks_rounding`, `Lowering.float32_functions`); None
+    elsewhere, where a rule computes it otherwise."""
+    if self.lowering.unsure is None or not self.lowering.float32_functions:
+      return None
+    return f"{self.function(fn)}({', '.join(args)})"
 
   def result(self, array, aval):
     """The name of the value of `aval` that the new C-contiguous array

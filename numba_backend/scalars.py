@@ -29,7 +29,7 @@ def scalar_jit(fn):
 # --- bits -----------------------------------------------------------------------
 
 @intrinsic
-def _bitcast(typingctx, value, like):
+def bitcast(typingctx, value, like):
   """The bits of `value` read as the type of `like` (same width): LLVM's bitcast."""
   target = like
   def codegen(context, builder, signature, args):
@@ -47,22 +47,22 @@ def fma(typingctx, a, b, c):
 
 @scalar_jit
 def f32_bits(x):
-  return _bitcast(np.float32(x), np.uint32(0))
+  return bitcast(np.float32(x), np.uint32(0))
 
 
 @scalar_jit
 def bits_f32(u):
-  return _bitcast(np.uint32(u), np.float32(0))
+  return bitcast(np.uint32(u), np.float32(0))
 
 
 @scalar_jit
 def f64_bits(x):
-  return _bitcast(np.float64(x), np.uint64(0))
+  return bitcast(np.float64(x), np.uint64(0))
 
 
 @scalar_jit
 def bits_f64(u):
-  return _bitcast(np.uint64(u), np.float64(0))
+  return bitcast(np.uint64(u), np.float64(0))
 
 
 # --- 16-bit floats ---------------------------------------------------------------

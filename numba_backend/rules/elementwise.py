@@ -23,7 +23,7 @@ from refimpl import dtypes
 from refimpl.lax import elementwise as lax
 from numba_backend.lower import (cast, fma_p, register, register_elementwise, storage_dtype,
                                  type_source)
-from numba_backend import checked, scalars as S
+from numba_backend import checked, float32, scalars as S
 from numba_backend.scalars import scalar_jit
 
 
@@ -495,18 +495,27 @@ _CHECKED_FUNCTIONS = {
 """The fast function of each real one, for float32 and 16-bit results in loops."""
 
 
+_FLOAT32_FUNCTIONS = {"np.exp": float32.exp}
+"""The float32 function of each real one, for float32 results in loops: within the
+ulps it states of the reference's value, where the checked function gives its bits."""
+
+
 def _float64_function(function):
   """A function of one operand computed in float64 (complex128 for complex
   operands: the reference's formula where it has its own, else Numba's
   complex function) and rounded to the result dtype; for a float32 or
-  16-bit result in a loop, by a fast function where there is one
-  (numba_backend/checked.py), with the same result."""
+  16-bit result in a loop, by a fast function where there is one: a float32
+  one (numba_backend/float32.py, within its ulps), else a checked one
+  (numba_backend/checked.py, with the same result)."""
   def rule(ctx, x, accuracy=None):
     dtype = _dtype(ctx)
     fn = function
     if dtypes.is_complex(dtype):
       fn = _COMPLEX_FUNCTIONS[function]
       fn = fn if isinstance(fn, str) else ctx.function(fn)
+    elif function in _FLOAT32_FUNCTIONS and dtype == np.float32 and (
+        value := ctx.fast(_FLOAT32_FUNCTIONS[function], x)) is not None:
+      return value
     elif function in _CHECKED_FUNCTIONS and dtype.itemsize <= 4:
       value = ctx.checked(_CHECKED_FUNCTIONS[function], _wide(x, dtype))
       if value is not None:

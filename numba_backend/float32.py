@@ -1,0 +1,56 @@
+"""Float32 functions computed in float32 arithmetic, for float32 results in loops.
+
+The reference rounds a float32 exp from float64 (NumPy's loop, then one
+rounding), and numba_backend/checked.py reproduces those bits with float64
+polynomials whose rounding each loop checks. The functions here work in
+float32, with shorter polynomials and no check, and are not the reference's bits:
+each is within a stated number of ulps of the reference's value for every
+float32 operand (tests/numba_backend/test_float32.py checks every operand,
+opt-in, and samples by default; docs/backends.md, "Tolerances of the numba
+backend"). They are branch-free, so that LLVM vectorizes the loops calling them.
+"""
+
+import numba
+import numpy as np
+
+from numba_backend.scalars import bitcast, fma
+
+ULPS = {"exp": 1}
+"""Each function's bound: the most ulps its value lies from the reference's,
+over every float32 operand (NaN for NaN, the same infinities and zeros)."""
+
+_F = np.float32
+_LOG2E = _F(1.4426950408889634)
+_SHIFTER = _F(1.5 * 2.0 ** 23)
+"""x + _SHIFTER rounds x (|x| < 2**22) to an integer k, held by its low bits."""
+_LN2_HI = _F(0.693359375)   # ln 2 in two parts (Cephes'): k * _LN2_HI is exact for |k| < 2**9
+_LN2_LO = _F(-2.12194440e-4)
+_EXP = (_F(1.9875691500e-4), _F(1.3981999507e-3), _F(8.3334519073e-3), _F(4.1665795894e-2),
+        _F(1.6666665459e-1), _F(5.0000001201e-1))
+"""exp(r) ~ 1 + r + r**2 (c7 r**5 + ... + c3 r + c2) on |r| <= ln(2)/2 (Cephes' expf)."""
+_OVERFLOW = _F(88.72283935546875)   # the least float32 whose exp rounds to inf
+_UNDERFLOW = _F(-103.97208)   # below, exp rounds to 0
+
+
+@numba.njit(inline="always", error_model="numpy")
+def exp(x):
+  """e**x within 1 ulp (of the float32 nearest, and of the reference's value):
+  x = k ln 2 + r, e**r by the polynomial, then 2**k by the bits of k + 127 in
+  the exponent field (where that is not a normal float32, 2**(k + 64) and
+  then 2**-64, rounding once into the subnormals, or 2**(k - 1) and then 2);
+  inf from _OVERFLOW, 0 below _UNDERFLOW, NaN for NaN."""
+  a = min(max(x, _F(-104.0)), _F(89.0))
+  t = fma(a, _LOG2E, _SHIFTER)
+  k = t - _SHIFTER
+  r = fma(k, -_LN2_LO, fma(k, -_LN2_HI, a))
+  c7, c6, c5, c4, c3, c2 = _EXP
+  p = fma(fma(fma(fma(fma(c7, r, c6), r, c5), r, c4), r, c3), r, c2)
+  y = fma(p, r * r, r) + _F(1.0)
+  tiny, huge = x < _F(-87.0), x > _F(88.0)
+  bias = np.int32(191) if tiny else (np.int32(126) if huge else np.int32(127))
+  # (the bits of t are those of _SHIFTER plus k; shifted, _SHIFTER's leave the word)
+  scale = bitcast(np.int32((bitcast(t, np.int32(0)) + bias) << 23), _F(0.0))
+  y = y * scale * (_F(2.0 ** -64) if tiny else (_F(2.0) if huge else _F(1.0)))
+  y = y if x < _OVERFLOW else _F(np.inf)
+  y = y if x > _UNDERFLOW else _F(0.0)
+  return y if x == x else x

@@ -206,15 +206,63 @@ def _reals_impl(x):
   return lambda x: reals
 
 
+@intrinsic
+def _prefetch(typingctx, x, i):
+  """Asks the CPU to fetch the cache line of x[i] (a 1-D C-contiguous array,
+  0 <= i < x.size) into its caches: LLVM's prefetch (a read, kept in every
+  level), which never faults and changes no value."""
+  if not (isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C"):
+    return None
+
+  def codegen(context, builder, signature, args):
+    data = context.make_array(signature.args[0])(context, builder, args[0]).data
+    index = context.cast(builder, args[1], signature.args[1], types.intp)
+    byte = ir.IntType(8).as_pointer()
+    int32 = ir.IntType(32)
+    fetch = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(ir.VoidType(), [byte, int32, int32, int32]),
+        "llvm.prefetch.p0i8")
+    builder.call(fetch, [builder.bitcast(builder.gep(data, [index]), byte), ir.Constant(int32, 0),
+                         ir.Constant(int32, 3), ir.Constant(int32, 1)])
+    return context.get_dummy_value()
+
+  return types.none(x, i), codegen
+
+
+PREFETCH_FROM = 1 << 22
+"""The bytes of an operand from which its sums fetch ahead (`prefetch_distance`):
+beyond the caches closest to a core, where the CPU's own prefetching leaves
+a core reading at half the rate it reaches with it (sum over axis 1 of
+f32[4096, 4096], 64 MiB: 2.45 ms without, 1.39 ms with, on two cores). Data
+already in those caches gains nothing and pays the extra instructions (10-20%)."""
+
+_PREFETCH_BYTES = 1 << 14
+"""How far ahead of the block being summed its sums fetch, in bytes."""
+
+
 @numba.njit(cache=True, error_model="numpy")
-def planned_sum(x, start, plan, stack, zero):
+def prefetch_distance(x):
+  """How many elements ahead of the block being summed `planned_sum` fetches
+  x's cache lines: 0 (none) for x of fewer than PREFETCH_FROM bytes."""
+  return 0 if x.size * x.itemsize < PREFETCH_FROM else _PREFETCH_BYTES // x.itemsize
+
+
+@numba.njit(cache=True, error_model="numpy")
+def planned_sum(x, start, plan, stack, zero, ahead=0):
   """The pairwise sum of x from `start` that `plan` (`pairwise_plan` of
   `_reals(x)`) describes, its blocks summed from `zero` (`_block`);
-  `stack` holds 64 partial sums (stack[0] zero for an empty plan)."""
+  `stack` holds 64 partial sums (stack[0] zero for an empty plan). Before
+  each block, the cache lines of the block `ahead` elements further (0:
+  none) are fetched (`_prefetch`), which changes no value."""
+  line = max(1, 64 // x.itemsize)
   for k in range(plan.shape[0]):
     slot, size = plan[k, 0], plan[k, 2]
     if size:
-      stack[slot] = _block(x, start + plan[k, 1], size, zero)
+      first = start + plan[k, 1]
+      if ahead:
+        for i in range(first + ahead, min(first + ahead + size, x.size), line):
+          _prefetch(x, i)
+      stack[slot] = _block(x, first, size, zero)
     else:
       stack[slot] = stack[slot] + stack[slot + 1]
   return stack[0]
@@ -225,7 +273,8 @@ def pairwise(x, start, n, zero):
   """NumPy's pairwise_sum of x[start:start + n]: blocks of at most 128
   reals (`_block`), the halves of a longer run split by `first_half` (of
   its reals), accumulated from `zero`'s type."""
-  return planned_sum(x, start, pairwise_plan(n, _reals(x)), np.full(64, zero), zero)
+  return planned_sum(x, start, pairwise_plan(n, _reals(x)), np.full(64, zero), zero,
+                     prefetch_distance(x))
 
 
 THREADED_ROW = 1 << 18
@@ -255,6 +304,7 @@ def row_sums(x, first, stop, size, run, zero, acc):
   pairwise (`planned_sum`), then added in order (run 0: one element at a
   time), accumulated from `zero` (of the accumulation type)."""
   plan, stack = pairwise_plan(max(run, 1), _reals(x)), np.full(64, zero)
+  ahead = prefetch_distance(x)
   for i in range(first, stop):
     total = zero
     if run == 0:
@@ -262,7 +312,7 @@ def row_sums(x, first, stop, size, run, zero, acc):
         total = total + x[j]
     else:
       for b in range(i * size, i * size + size, run):
-        total += planned_sum(x, b, plan, stack, zero)
+        total += planned_sum(x, b, plan, stack, zero, ahead)
     acc[i] = total
 
 

@@ -117,11 +117,16 @@ def test_pairwise_sums_in_numpys_order(n, start, seed):
   """`pairwise` (what pairwise_threads' threads call), and `row_sums` of
   real and complex rows, add in NumPy's pairwise order: bit for bit with
   its recursion written out, for runs of every length (a row of n is a run
-  of n, then runs of 100 added in order, then one element at a time)."""
+  of n, then runs of 100 added in order, then one element at a time); the
+  sum fetching ahead of its blocks (any distance, up to the array's end) too."""
   rng = np.random.default_rng(seed)
   x = (rng.standard_normal(start + n) * 10).astype(np.float32)
   values = [float(v) for v in x[start:]]
-  assert reductions.pairwise(x, start, n, 0.0).hex() == numpy_pairwise(values, 0.0, 128).hex()
+  expected = numpy_pairwise(values, 0.0, 128).hex()
+  assert reductions.pairwise(x, start, n, 0.0).hex() == expected
+  plan, stack = reductions.pairwise_plan(n, 1), np.zeros(64)
+  for ahead in (1, 37, 4096):
+    assert reductions.planned_sum(x, start, plan, stack, 0.0, ahead).hex() == expected
   z = x.astype(np.complex128) + 1j * rng.standard_normal(start + n)
   for row, zero, width in [(x[start:], 0.0, 128), (z[start:], 0j, 64)]:
     row = np.ascontiguousarray(row)
@@ -156,3 +161,19 @@ def test_one_large_row_summed_by_threads(count):
       assert_same(jax.jit(jnp.sum)(x), compiled(x), "sum")
   finally:
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def test_sums_of_large_operands_fetch_ahead():
+  """Sums over an operand of PREFETCH_FROM bytes or more fetch the cache lines
+  ahead of each block (`prefetch_distance`): the reference's bits, over rows
+  and over one row."""
+  x = np.random.default_rng(1).standard_normal((64, reductions.PREFETCH_FROM // 256 + 3))
+  x = x.astype(np.float32)
+  assert reductions.prefetch_distance(x.reshape(-1)) > 0
+  assert reductions.prefetch_distance(x[:8].reshape(-1)) == 0
+
+  def program(x):
+    return jnp.sum(x, axis=1), jnp.sum(x)
+
+  for k, (e, a) in enumerate(zip(jax.jit(program)(x), jax.jit(program, backend="numba")(x))):
+    assert_same(e, a, f"sum {k}")

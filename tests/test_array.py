@@ -26,6 +26,21 @@ def test_arrays_are_immutable():
     np.asarray(x)[0, 0] = 1.0  # the NumPy view is read-only too
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.complex64])
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_copied_data_is_aligned_to_cache_lines(dtype, offset):
+  """An Array copies a writeable NumPy array (its own data from then on):
+  from 1024 bytes, to memory starting at a multiple of 64 bytes, whatever
+  the source's alignment; the values, shape and dtype are the source's."""
+  source = np.arange(4 + 2000, dtype=dtype)[offset:offset + 2000].reshape(40, 50)
+  x = jax.Array(source)
+  data = np.asarray(x)
+  assert data.ctypes.data % 64 == 0 and data.flags.c_contiguous and not data.flags.writeable
+  assert data.dtype == source.dtype and data.shape == source.shape
+  np.testing.assert_array_equal(data, source)
+  assert not np.shares_memory(data, source)
+
+
 def test_numpy_interop():
   x = jnp.array([1.0, 2.0])
   assert isinstance(np.asarray(x), np.ndarray)

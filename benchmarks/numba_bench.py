@@ -214,7 +214,7 @@ def _figures(template, **values):
                             for k, v in values.items()})
 
 
-_TRANSCENDENTAL = ("float32 exp is a float32 polynomial within 1 ulp, the other float32 "
+_TRANSCENDENTAL = ("float32 exp and tanh are float32 polynomials within 1 ulp, the other float32 "
                    "transcendentals float64 polynomials whose rounding is checked, for the "
                    "reference's bits (docs/backends.md), in the vectors LLVM chooses for "
                    "this CPU (256-bit ones on Intel's AVX-512 cores: 8 float32 lanes); "

@@ -1,7 +1,7 @@
 """Float32 functions computed in float32 arithmetic, for float32 results in loops.
 
-The reference rounds a float32 exp from float64 (NumPy's loop, then one
-rounding), and numba_backend/checked.py reproduces those bits with float64
+The reference rounds a float32 exp or tanh from float64 (NumPy's loop, then
+one rounding), and numba_backend/checked.py reproduces those bits with float64
 polynomials whose rounding each loop checks. The functions here work in
 float32, with shorter polynomials and no check, and are not the reference's bits:
 each is within a stated number of ulps of the reference's value for every
@@ -15,7 +15,7 @@ import numpy as np
 
 from numba_backend.scalars import bitcast, fma
 
-ULPS = {"exp": 1}
+ULPS = {"exp": 1, "tanh": 1}
 """Each function's bound: the most ulps its value lies from the reference's,
 over every float32 operand (NaN for NaN, the same infinities and zeros)."""
 
@@ -54,3 +54,23 @@ def exp(x):
   y = y if x < _OVERFLOW else _F(np.inf)
   y = y if x > _UNDERFLOW else _F(0.0)
   return y if x == x else x
+
+
+_TANH = (_F(-5.70498872745e-3), _F(2.06390887954e-2), _F(-5.37397155531e-2),
+         _F(1.33314422036e-1), _F(-3.33332819422e-1))
+"""tanh(x) ~ x + x**3 (t9 x**8 + t7 x**6 + ... + t3) on |x| < 0.625 (Cephes' tanhf)."""
+
+
+@numba.njit(inline="always", error_model="numpy")
+def tanh(x):
+  """tanh within 1 ulp: below 0.625 in magnitude the odd polynomial (±0 kept),
+  above 1 - 2 / (e**2|x| + 1) signed as x (the exponent clamped at 20, where
+  the quotient is below half an ulp of 1), NaN for NaN."""
+  a = abs(x)
+  z = x * x
+  t9, t7, t5, t3, t1 = _TANH
+  small = fma(x * z, fma(fma(fma(fma(t9, z, t7), z, t5), z, t3), z, t1), x)
+  large = _F(1.0) - _F(2.0) / (exp(min(a + a, _F(20.0))) + _F(1.0))
+  large = large if x >= _F(0.0) else -large
+  small = small if a != _F(0.0) else x   # (-0 + -0 * p would be +0)
+  return small if a < _F(0.625) else large

@@ -495,7 +495,7 @@ _CHECKED_FUNCTIONS = {
 """The fast function of each real one, for float32 and 16-bit results in loops."""
 
 
-_FLOAT32_FUNCTIONS = {"np.exp": float32.exp}
+_FLOAT32_FUNCTIONS = {"np.exp": float32.exp, "np.tanh": float32.tanh}
 """The float32 function of each real one, for float32 results in loops: within the
 ulps it states of the reference's value, where the checked function gives its bits."""
 

@@ -99,7 +99,7 @@ def test_programs_match_the_reference_in_blocks_computed_again(dtype):
             jnp.tanh(x), jax.nn.sigmoid(x), jax.nn.selu(x))
 
   expected = jax.jit(program)(x)
-  with mock.patch.object(Lowering, "float32_functions", False):   # (float32 exp checked too)
+  with mock.patch.object(Lowering, "float32_functions", False):   # (float32 exp, tanh checked too)
     actual = jax.jit(program, backend="numba")(x)
   for k, (e, a) in enumerate(zip(expected, actual)):
     assert_same(e, a, f"result {k}")

@@ -24,9 +24,9 @@ Every output of every operation is compared with the reference's bit for
 bit, NaNs equal to NaNs whatever their bits (docs/backends.md, "Tolerances
 of the numba backend": the primitives used here are exact; dot_general's
 operands are first rounded to small integers, whose sums are exact in
-every order; convolutions' too). Float32 exp is within an ulp
+every order; convolutions' too). Float32 exp and tanh are within an ulp
 (test_float32.py), so the programs here are compiled with the checked
-functions instead (`Lowering.float32_functions`), which give its bits.
+functions instead (`Lowering.float32_functions`), which give their bits.
 
 Compile budget: each example costs about one cold Numba compile (seconds),
 so the default profile runs a fixed (derandomized) set of a few programs,

@@ -29,7 +29,8 @@ import numpy as np
 from refimpl import core, dtypes
 from refimpl.interpreters.eval import contractions, fma_signs
 from refimpl.jaxpr import DropVar, JaxprEqn, Literal, Var
-from refimpl.lax.shapes import broadcast_in_dim_p
+from refimpl.lax.linalg import dot_general_p
+from refimpl.lax.shapes import broadcast_in_dim_p, transpose_p
 from numba_backend import threads
 from numba_backend.kernels import broadcast_strides, c_strides
 
@@ -413,6 +414,7 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True, destinations=None):
 
   eqns, outvars = _inline_calls(lowering, _contracted(jaxpr) if contract else jaxpr.eqns,
                                 jaxpr.outvars, env)
+  eqns = _transposed_products(eqns, outvars)
   last_read = _last_reads(eqns, outvars)
   into = {outvars[k]: name for k, name in (destinations or {}).items()}
   i = 0
@@ -480,6 +482,42 @@ def _inline_calls(lowering, eqns, outvars, env):
 
   outvars = splice(eqns, outvars, {})
   return flat, outvars
+
+
+def _transposed_products(eqns, outvars):
+  """`eqns` with each matrix product of real operands (dot_general, one free
+  axis in each operand, no batch axes) that only a transpose reads replaced
+  by the product of the operands swapped, which is the transpose: B^T A^T =
+  (A B)^T, each sum the same products (of reals, a * b is b * a exactly) in
+  the same order, and no transposed copy of the result."""
+  readers = {}
+  for eqn in eqns:
+    for a in eqn.invars:
+      if not isinstance(a, Literal):
+        readers[a] = readers.get(a, 0) + 1
+  for a in outvars:
+    if not isinstance(a, Literal):
+      readers[a] = readers.get(a, 0) + 1
+  products = {eqn.outvars[0]: eqn for eqn in eqns if eqn.primitive is dot_general_p
+              and _swappable(eqn)}
+  swapped, dropped = {}, set()
+  for eqn in eqns:
+    if (eqn.primitive is transpose_p and tuple(eqn.params["permutation"]) == (1, 0)
+        and eqn.invars[0] in products and readers[eqn.invars[0]] == 1):
+      product = products[eqn.invars[0]]
+      (lc, rc), _ = product.params["dimension_numbers"]
+      swapped[product] = JaxprEqn(product.invars[::-1], eqn.outvars, dot_general_p, {
+          **product.params, "dimension_numbers": ((tuple(rc), tuple(lc)), ((), ()))})
+      dropped.add(eqn)
+  return [swapped.get(eqn, eqn) for eqn in eqns if eqn not in dropped]
+
+
+def _swappable(eqn):
+  """Whether the dot_general `eqn` multiplies real matrices (one free axis each, no batch)."""
+  lhs, rhs = (a.aval for a in eqn.invars)
+  (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+  return (not lb and not rb and lhs.ndim - len(lc) == 1 and rhs.ndim - len(rc) == 1
+          and not any(dtypes.is_complex(a.dtype) for a in (lhs, rhs, eqn.outvars[0].aval)))
 
 
 def _lower_scalar(ctx, scalar_rule, operands, eqn):

@@ -190,6 +190,56 @@ def blas_matmul(a, b, out, sizes):
            out[p * m * n:(p + 1) * m * n].reshape((m, n)))
 
 
+@kernel_jit
+def _untransposed(x, rows, columns):
+  """The flat C-contiguous (columns, rows) transpose of the flat (rows, columns) x."""
+  return np.ascontiguousarray(x.reshape((rows, columns)).T).reshape(rows * columns)
+
+
+@kernel_jit
+def blas_matmul_transposed(a, b, out, sizes, flags):
+  """blas_matmul's product of one pair of matrices (B = 1) whose operands
+  may lie transposed: `a` holds the (K, M) transpose of the left matrix
+  where flags[0], `b` the (N, K) transpose of the right one where flags[1].
+  BLAS's gemm reads them so (its transpose flags: Numba's np.dot of
+  Fortran-ordered views); a product that blas_matmul would compute by its
+  loop gets contiguous copies."""
+  m, depth, n = sizes[1], sizes[2], sizes[3]
+  left, right = flags[0], flags[1]
+  if m * depth * n < _BLAS_WORK or not (_finite(a) and _finite(b)):
+    blas_matmul(_untransposed(a, depth, m) if left else a,
+                _untransposed(b, n, depth) if right else b, out, sizes)
+    return
+  product = out.reshape((m, n))
+  if left and right:
+    np.dot(a.reshape((depth, m)).T, b.reshape((n, depth)).T, product)
+  elif left:
+    np.dot(a.reshape((depth, m)).T, b.reshape((depth, n)), product)
+  else:
+    np.dot(a.reshape((m, depth)), b.reshape((n, depth)).T, product)
+
+
+def _transposed_operands(ctx, dimension_numbers):
+  """For a product of one pair of matrices (no batch axes, one free axis in
+  each operand) whose operands are of the contraction dtype: which of them
+  lie transposed in memory (the left one's contracting axes first, the
+  right one's last) and none otherwise lie other than batched_matmul reads
+  them; else None."""
+  (lc, rc), (lb, rb) = dimension_numbers
+  (lhs, rhs), (out,) = ctx.avals_in, ctx.avals_out
+  compute = contraction_dtype(np.dtype(out.dtype))
+  if (lb or rb or lhs.ndim - len(lc) != 1 or rhs.ndim - len(rc) != 1
+      or np.dtype(lhs.dtype) != compute or np.dtype(rhs.dtype) != compute
+      or not dtypes.is_inexact(compute)):
+    return None
+  lhs_free, rhs_free = lax._free_dims(lhs.ndim, lc, lb), lax._free_dims(rhs.ndim, rc, rb)
+  in_order = lambda dims: list(dims) == list(range(len(dims)))
+  left, right = in_order([*lc, *lhs_free]), in_order([*rhs_free, *rc])
+  if not (left or in_order([*lhs_free, *lc])) or not (right or in_order([*rc, *rhs_free])):
+    return None
+  return (left, right) if left or right else None
+
+
 def operand(ctx, x, aval, permutation, compute):
   """A flat C-contiguous array of `compute` holding `x` transposed by `permutation`."""
   size = ctx.dim(math.prod(aval.shape))
@@ -246,6 +296,17 @@ def matmul_operands(ctx, lhs, rhs, dimension_numbers):
 @register(lax.dot_general_p)
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
   (out_aval,) = ctx.avals_out
+  transposed = _transposed_operands(ctx, dimension_numbers)
+  if transposed is not None:   # BLAS reads the operands where they lie
+    (lc, rc), _ = dimension_numbers
+    (lhs_aval, rhs_aval) = ctx.avals_in
+    out, compute = ctx.fresh(), np.dtype(out_aval.dtype)
+    sizes = [1, math.prod(out_aval.shape[:1]), math.prod(lhs_aval.shape[d] for d in lc),
+             math.prod(out_aval.shape[1:])]
+    ctx.emit(f"{out} = np.empty({ctx.dim(math.prod(out_aval.shape))}, {type_source(compute)})")
+    ctx.emit(f"{ctx.function(blas_matmul_transposed)}({ctx.flat(lhs, lhs_aval)}, "
+             f"{ctx.flat(rhs, rhs_aval)}, {out}, {ctx.ints(sizes)}, {ctx.ints(transposed)})")
+    return from_compute(ctx, out, compute, out_aval)
   a, b, sizes, compute = matmul_operands(ctx, lhs, rhs, dimension_numbers)
   out = ctx.fresh()
   matmul = blas_matmul if dtypes.is_inexact(compute) else batched_matmul

@@ -94,15 +94,22 @@ def _copy_bandwidth(nbytes):
 
 
 def _check(name, ns, exact):
-  """The workload's result on numba-cuda against the numba backend's (CPU)."""
+  """The workload's result on numba-cuda against the numba backend's (CPU),
+  compiled with its checked float32 functions (the reference's bits, as the
+  device's libdevice functions rounded from float64), not its float32 ones."""
   import numpy as np
   import refimpl as jax
+  from numba_backend.lower import Lowering
   setup, stmt, *_ = WORKLOADS[name]
   got = eval(stmt, ns)
   with jax.config.option("backend", "numba"):
-    cpu = dict(ns)
-    exec(setup, cpu)
-    want = eval(stmt, cpu)
+    Lowering.float32_functions = False
+    try:
+      cpu = dict(ns)
+      exec(setup, cpu)
+      want = eval(stmt, cpu)
+    finally:
+      Lowering.float32_functions = True
   got, want = np.asarray(got), np.asarray(want)
   if got.shape != want.shape or got.dtype != want.dtype:
     return f"FAILED: {got.dtype}{list(got.shape)} where the CPU gives {want.dtype}{list(want.shape)}"

@@ -36,6 +36,14 @@ def _saturating_cast(x, dtype):
   return np.clip(truncated, info.min, info.max).astype(dtype)
 
 
+def _astype(x, dtype):
+  """jnp.astype: `_saturating_cast`, but complex to bool by x != 0."""
+  x = np.asarray(x)
+  if dtypes.is_complex(x.dtype) and np.dtype(dtype) == np.bool_:
+    return x != 0
+  return _saturating_cast(x, dtype)
+
+
 def _nanarg(np_fn):
   def expected(a, axis=None, keepdims=False):
     a = np.asarray(a)
@@ -53,6 +61,12 @@ DIVERGENCES = {
         "is undefined and in practice wraps. Complex to bool tests the real part "
         "(NumPy: x != 0).",
         _saturating_cast),
+    "astype_saturates": Divergence(
+        "jnp.astype (and Array.astype) casts as lax.convert_element_type does, floats to "
+        "integers truncated and saturated with NaN becoming 0, complex to real dtypes by "
+        "the real part; but complex to bool as x != 0, as NumPy does (JAX's astype "
+        "compares rather than take the real part).",
+        _astype),
     "nanargmin_all_nan_is_minus_one": Divergence(
         "jnp.nanargmin on an all-NaN slice returns -1; NumPy raises ValueError.",
         _nanarg(np.argmin)),

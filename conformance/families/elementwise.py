@@ -510,7 +510,7 @@ JNP_CASES = [
     Case("jnp.where", jnp.where, _where_inputs, np.where),
     Case("jnp.astype", lambda x, dtype: jnp.astype(x, dtype),
          _inputs(ALL, kwargs=_kwargs(dtype=st.sampled_from(ALL))),
-         divergence="float_to_int_cast_saturates"),
+         divergence="astype_saturates"),
     _jnp("gcd", INT, None, n=2, divergence="gcd_of_int_min"),
     _jnp("lcm", INT, None, n=2, divergence="lcm_of_int_min"),
 ]

@@ -28,6 +28,7 @@ from refimpl import dtypes, lax
 from conformance import strategies as S
 from conformance.autodiff import ADCase
 from conformance.cases import Case
+from conformance.divergences import DIVERGENCES
 
 BOOL = S.BOOL_DTYPES
 INT = S.INT_DTYPES
@@ -257,6 +258,13 @@ def _where_inputs(draw):
 
 # --- lax -----------------------------------------------------------------------------------------
 
+def _reciprocal(x):
+  """1 / x, complex numbers divided as XLA divides them (complex_division_follows_xla:
+  1 / (inf+infj) is zero, NumPy's nan+nanj)."""
+  x = np.asarray(x)
+  return DIVERGENCES["complex_division_follows_xla"].expected(np.ones_like(x), x)
+
+
 def _lax_unary(name, dtype_list, numpy_fn, **options):
   fn = getattr(lax, name)
   return Case(f"lax.{name}", fn, _inputs(dtype_list), numpy_fn, **options)
@@ -287,7 +295,7 @@ LAX_CASES = [
     _lax_unary("rsqrt", INEXACT, lambda x: 1 / np.sqrt(_wide(x))),
     _lax_unary("cbrt", FLOAT, _w(np.cbrt)),
     _lax_unary("square", NUMERIC, _w(np.square)),
-    _lax_unary("reciprocal", INEXACT, lambda x: 1 / _wide(x)),
+    _lax_unary("reciprocal", INEXACT, _reciprocal),
     Case("lax.integer_pow", lax.integer_pow,
          _inputs(INT, kwargs=_kwargs(y=st.integers(0, 9))), lambda x, y: np.power(x, y)),
     # Binary exponentiation rounds after each multiplication (see the divergence).
@@ -404,7 +412,7 @@ JNP_CASES = [
     _jnp("sqrt", INEXACT, _w(np.sqrt)),
     _jnp("cbrt", FLOAT, _w(np.cbrt)),
     _jnp("square", NUMERIC, _w(np.square)),
-    _jnp("reciprocal", INEXACT, lambda x: 1 / _wide(x)),
+    _jnp("reciprocal", INEXACT, _reciprocal),
     _jnp("exp", INEXACT, _w(np.exp), divergence="complex_exp_is_exp_times_cis"),
     _jnp("exp2", INEXACT, _w(np.exp2)),
     _jnp("expm1", INEXACT, _w(np.expm1)),

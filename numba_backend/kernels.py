@@ -92,6 +92,18 @@ def next_run(index, position, strides, shape):
   return position
 
 
+@kernel_jit
+def apart(scratch, other):
+  """The offset k (elements, below 4 KiB of them) from which `scratch`'s
+  elements lie about 2 KiB from `other`'s modulo 4 KiB (both flat), for a
+  loop reading other[i] and writing scratch[k + i]: where the two lay a few
+  vectors apart modulo 4 KiB, the CPU takes each load for a read of the
+  store before it (4K aliasing) and waits for it (logsumexp's exp(x - max)
+  rows: 1.69 ms, 1.47 ms apart)."""
+  offset = (other.ctypes.data + 2048 - scratch.ctypes.data) % 4096
+  return offset // scratch.itemsize
+
+
 def c_strides(shape):
   """The element strides of a C-contiguous array of `shape`."""
   strides, step = [], 1

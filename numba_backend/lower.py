@@ -98,6 +98,21 @@ def register(*primitives):
   return register_rule
 
 
+ROW_RULES = {}
+"""primitive -> its rule on an operand that a fused loop computes row by row
+where the rule asks for the rows (`Rows`), not stored whole:
+`rule(ctx, rows, **params)`, for an equation reducing the operand's
+trailing axes (`_lower_region`)."""
+
+
+def register_rows(*primitives):
+  def register_rule(rule):
+    for p in primitives:
+      ROW_RULES[p] = rule
+    return rule
+  return register_rule
+
+
 # --- dtypes in the generated source ---------------------------------------------------
 
 _SIXTEEN_BIT = {np.dtype(np.float16): "f16", dtypes.bfloat16: "bf16"}
@@ -189,11 +204,14 @@ class Lowering:
     """Statements emitted inside the `with` go in the loop `for index in
     range(count)` (`count` static) of independent iterations over `elements`
     elements in all (`costly` ones: see COSTLY): a `numba.prange` loop where
-    threads run it."""
+    threads run it, its body compiled for the CPU's widest vectors
+    (`scalars.wide_vectors`)."""
     threaded = self.threads(count, elements, costly)
     with self.block(f"for {index} in {'numba.prange' if threaded else 'range'}({self.dim(count)}):"):
       self.threaded |= threaded
       self._in_threads |= threaded
+      if threaded:
+        self.emit("S.wide_vectors()")
       try:
         yield
       finally:
@@ -220,6 +238,8 @@ class Lowering:
 
   rules = RULES
   """primitive -> the lowering rule of this target (`rule`)."""
+  row_rules = ROW_RULES
+  """primitive -> the rule of this target on an operand computed row by row (`Rows`)."""
   key_rules = KEY_RULES
   """primitive -> the rule of this target on key arrays (`rule`)."""
 
@@ -421,7 +441,12 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True, destinations=None):
   while i < len(eqns):
     end = _region_end(eqns, i)
     if end > i:
-      _lower_region(lowering, eqns[i:end], env, read, last_read, end, into)
+      reader = eqns[end] if end < len(eqns) else None
+      rows = _lower_region(lowering, eqns[i:end], env, read, last_read, end, into, reader)
+      if rows is not None:   # `reader` reads one of the run's results as rows
+        rule = lowering.row_rules[reader.primitive]
+        env[reader.outvars[0]] = rule(RuleContext(lowering, reader), rows, **reader.params)
+        end += 1
       i = end
       continue
     eqn = eqns[i]
@@ -667,7 +692,21 @@ _BLOCK = 1024
 (`RuleContext.checked`), or that threads run."""
 
 
-def _lower_region(lowering, eqns, env, read, last_read, end, into):
+class Rows:
+  """A result of a fused loop that its only reader, a reduction over its
+  trailing axes (a rule of `Lowering.row_rules`), reads row by row: `count`
+  rows of `size` elements (of `dtype`), never stored whole. The rule calls
+  `write(first, stop)` (sources of row indices) where it wants rows [first,
+  stop): that writes the loop computing them (and the rows of the loop's
+  other results) and returns the name of a new flat array holding them,
+  row r from (r - first) * size. `costly`: the loop calls a transcendental
+  or special function (threads run it from fewer elements)."""
+
+  def __init__(self, count, size, dtype, costly, write):
+    self.count, self.size, self.dtype, self.costly, self.write = count, size, dtype, costly, write
+
+
+def _lower_region(lowering, eqns, env, read, last_read, end, into, reader=None):
   """One loop over the elements of a run of elementwise equations: the
   results that later equations or the outputs read are stored in new
   arrays (or in those `into` names for them), the others live in scalars
@@ -678,7 +717,10 @@ def _lower_region(lowering, eqns, env, read, last_read, end, into):
   over the rows holding one over the elements of a row. Where its rules
   use fast functions (`RuleContext.checked`), the loop over elements runs
   over blocks of them, each computed again with libm where any fast value
-  was unsure of its rounding."""
+  was unsure of its rounding. Where `reader` (the equation after the run)
+  reads one of the results as rows (`_read_as_rows`), that result is not
+  stored: the loop is written where the reader's rule asks for rows, and
+  the result returned as `Rows` (else None)."""
   for eqn in eqns:
     if _rank0(eqn):
       ctx = RuleContext(lowering, eqn)
@@ -690,7 +732,7 @@ def _lower_region(lowering, eqns, env, read, last_read, end, into):
   outputs = [v for v in dict.fromkeys(v for e in eqns for v in e.outvars)
              if not isinstance(v, DropVar) and last_read.get(v, -1) >= end]
   if not outputs:   # nothing reads the results: no loop
-    return
+    return None
   sources = {}   # an array the loop reads -> (the array it reads, strides over `shape`)
   for eqn in eqns:
     if _array_broadcast(eqn):
@@ -701,6 +743,8 @@ def _lower_region(lowering, eqns, env, read, last_read, end, into):
     for a in eqn.invars:
       if not isinstance(a, Literal) and a not in defined and a.aval.shape:
         sources.setdefault(a, (a, broadcast_strides(a.aval.shape, range(len(shape)), shape)))
+  strides = [strides for _, strides in sources.values()]
+  rowed = _read_as_rows(lowering, reader, outputs, last_read, end, into, strides)
 
   def flat_view(name, value_shape):   # (rank 1: the array itself)
     if len(value_shape) == 1:
@@ -715,32 +759,73 @@ def _lower_region(lowering, eqns, env, read, last_read, end, into):
       flat[x] = flat_view(read(x), x.aval.shape)
   stored = {}
   for v in outputs:
-    stored[v] = into[v] if v in into else RuleContext(lowering, eqns[0]).empty(v.aval)
-    flat[v] = flat_view(stored[v], shape)
+    if v is not rowed:
+      stored[v] = into[v] if v in into else RuleContext(lowering, eqns[0]).empty(v.aval)
+      flat[v] = flat_view(stored[v], shape)
+  env.update(stored)
   scalars = {}
   for eqn in eqns:   # operands read outside the loop: literals and rank-0 values
     for a in eqn.invars:
       if a not in defined and not a.aval.shape and a not in scalars:
         scalars[a] = read(a)
-  split, contiguous = _row_split(shape, [strides for _, strides in sources.values()])
+  if rowed is not None:
+    split = len(shape) - len(reader.params["axes"])
+    _, contiguous = _row_split(shape, strides, split)
+    size, dtype = math.prod(shape[split:]), storage_dtype(rowed.aval.dtype)
+    beside = next((flat[x] for (x, _), whole in zip(sources.values(), contiguous) if whole),
+                  None)
+
+    def write(first, stop):
+      rows, count = lowering.fresh("w"), lowering.fresh("n")
+      lowering.emit(f"{count} = ({stop} - {first}) * {lowering.dim(size)}")
+      lowering.emit(f"{rows} = {lowering.allocation(f'{count} + {4096 // dtype.itemsize}', type_source(dtype))}")
+      if beside is not None:
+        lowering.emit(f"{rows} = {rows}[K.apart({rows}, {beside}):][:{count}]")
+      _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat, scalars,
+                  (first, stop, {rowed: rows}))
+      return rows
+
+    return Rows(math.prod(shape[:split]), size, dtype, _costly(eqns), write)
+  split, contiguous = _row_split(shape, strides)
   if split == 0 and all(contiguous):   # one loop over all the elements
     _lower_elements(lowering, eqns, {v: flat[x] for v, (x, _) in sources.items()},
                     {v: flat[v] for v in outputs}, scalars, math.prod(shape))
   else:
     _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat, scalars)
-  env.update(stored)
+  return None
 
 
-def _row_split(shape, strides):
-  """The number k of leading axes a loop over rows runs over, and for each
-  of the strides over `shape` of the arrays the loop reads, whether it is
-  contiguous along the last len(shape) - k axes (read at each element of a
-  row) or constant along them (read once per row): the least k for which
-  each is one or the other."""
+def _read_as_rows(lowering, reader, outputs, last_read, end, into, strides):
+  """The result among `outputs` (of one shape) that the equation `reader`,
+  at `end`, reads as rows (`Rows`), or None: where the target has a rule
+  for it on rows, it is the result's only reader, reducing its trailing
+  axes into more than one row, the result is no output and not 16-bit
+  (whose rows a rule reads widened), and the arrays the loop reads (their
+  `strides` over the result's shape) are each contiguous or constant along
+  those axes."""
+  if reader is None or reader.primitive not in lowering.row_rules or on_keys(reader):
+    return None
+  operand = reader.invars[0]
+  if operand not in outputs or last_read[operand] != end or operand in into \
+      or np.dtype(operand.aval.dtype) in _SIXTEEN_BIT:
+    return None
+  shape, axes = operand.aval.shape, tuple(sorted(reader.params["axes"]))
+  split = len(shape) - len(axes)
+  if not axes or axes != tuple(range(split, len(shape))) or math.prod(shape[:split]) < 2:
+    return None
+  return operand if _row_split(shape, strides, split)[0] == split else None
+
+
+def _row_split(shape, strides, least=0):
+  """The number k >= `least` of leading axes a loop over rows runs over, and
+  for each of the strides over `shape` of the arrays the loop reads, whether
+  it is contiguous along the last len(shape) - k axes (read at each element
+  of a row) or constant along them (read once per row): the least k for
+  which each is one or the other."""
   own = c_strides(shape)
   contiguous = [None] * len(strides)
   split = len(shape)
-  for axis in reversed(range(len(shape))):
+  for axis in reversed(range(least, len(shape))):
     if shape[axis] != 1:
       kinds = [True if s[axis] == own[axis] else False if s[axis] == 0 else None for s in strides]
       if any(k is None or c not in (None, k) for k, c in zip(kinds, contiguous)):
@@ -750,14 +835,23 @@ def _row_split(shape, strides):
   return split, [c is not False for c in contiguous]
 
 
-def _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat, scalars):
+def _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat, scalars,
+                span=None):
   """The loop over the rows of `shape` (its first `split` axes), each with
   the position of its first element in each array it reads, holding the
-  loop over the elements of a row."""
+  loop over the elements of a row. `span`, (first, stop, rows): only rows
+  [first, stop) (sources of row indices), in a loop of one thread, the
+  outputs in `rows` written into those arrays (names), row r from
+  (r - first) * the row's size."""
   size = math.prod(shape[split:])
   row_size = lowering.dim(size)
   row = lowering.fresh("o")
-  with lowering.loop(row, math.prod(shape[:split]), math.prod(shape), _costly(eqns)):
+  if span is None:
+    loop = lowering.loop(row, math.prod(shape[:split]), math.prod(shape), _costly(eqns))
+  else:
+    first, stop, into = span
+    loop = lowering.block(f"for {row} in range({first}, {stop}):")
+  with loop:
     index, rest = [None] * split, row
     for axis in reversed(range(1, split)):   # the row's multi-index, row-major
       index[axis] = lowering.fresh("t")
@@ -770,7 +864,10 @@ def _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat
     rows, written, local = {}, {}, dict(scalars)
     for v in outputs:
       written[v] = lowering.fresh("r")
-      lowering.emit(f"{written[v]} = {flat[v]}[{row} * {row_size}:]")
+      if span is not None and v in into:
+        lowering.emit(f"{written[v]} = {into[v]}[({row} - {first}) * {row_size}:]")
+      else:
+        lowering.emit(f"{written[v]} = {flat[v]}[{row} * {row_size}:]")
     for (v, (x, strides)), whole in zip(sources.items(), contiguous):
       terms = [f"{index[axis]} * {lowering.dim(strides[axis])}"
                for axis in range(split) if strides[axis]]

@@ -52,6 +52,7 @@ class KernelLowering(lower.Lowering):
     return False   # no CPU threads: the kernels are the parallel loops
 
   rules, key_rules = CUDA_RULES, CUDA_KEY_RULES
+  row_rules = {}   # (a reduction's operand is stored whole: its kernels read it there)
 
   def rule(self, eqn):
     rule = super().rule(eqn)

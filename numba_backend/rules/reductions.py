@@ -29,7 +29,8 @@ from refimpl.lax.rules import accumulation_dtype, max_identity, min_identity
 from numba_backend import scalars as S, threads
 from numba_backend.kernels import c_strides, next_run
 from numba_backend.lower import (LoweringError, cast, element_to_store, lower_jaxpr, read_element,
-                                 register, scalar_dtype, storage_dtype, type_source)
+                                 Rows, register, register_rows, scalar_dtype, storage_dtype,
+                                 type_source)
 
 _SIXTEEN_BIT = (np.dtype(np.float16), dtypes.bfloat16)
 
@@ -567,16 +568,25 @@ def sum_rows(ctx, rows, size, run, dtype, acc):
   """acc[i] = the sum (`row_sums`) of row i of `rows` (its `size` elements
   from i * size, of `dtype` values) for each element of the flat array
   `acc` (of `dtype`'s accumulation type), runs of `run` summed pairwise: a
-  loop of the program over groups of rows, run by threads where large."""
-  count, group, flat = math.prod(ctx.avals_out[0].shape), ctx.fresh("g"), ctx.fresh("f")
+  loop of the program over groups of rows, run by threads where large.
+  `rows` a `Rows`: each group computed into a new array just before its sums."""
+  count, group = math.prod(ctx.avals_out[0].shape), ctx.fresh("g")
   per_call = max(1, _ROWS_A_CALL // max(size, 1))
   zero = ctx.lowering.const(0, accumulation_dtype(dtype))
-  ctx.emit(f"{flat} = {rows}")
-  first, rows_a_call = ctx.fresh("r"), ctx.dim(per_call)
-  with ctx.lowering.loop(group, -(-count // per_call), count * size):
+  computed = isinstance(rows, Rows)
+  if not computed:
+    flat = ctx.fresh("f")
+    ctx.emit(f"{flat} = {rows}")
+  first, stop, rows_a_call = ctx.fresh("r"), ctx.fresh("z"), ctx.dim(per_call)
+  tail = f"{ctx.dim(size)}, {ctx.dim(run)}, {zero}"
+  with ctx.lowering.loop(group, -(-count // per_call), count * size, computed and rows.costly):
     ctx.emit(f"{first} = {group} * {rows_a_call}")
-    ctx.emit(f"{ctx.function(row_sums)}({flat}, {first}, min({first} + {rows_a_call}, "
-             f"{ctx.dim(count)}), {ctx.dim(size)}, {ctx.dim(run)}, {zero}, {acc})")
+    ctx.emit(f"{stop} = min({first} + {rows_a_call}, {ctx.dim(count)})")
+    if computed:
+      ctx.emit(f"{ctx.function(row_sums)}({rows.write(first, stop)}, 0, {stop} - {first}, "
+               f"{tail}, {acc}[{first}:])")
+    else:
+      ctx.emit(f"{ctx.function(row_sums)}({flat}, {first}, {stop}, {tail}, {acc})")
 
 
 def new_flat(ctx, size, dtype):
@@ -648,8 +658,7 @@ def _reduce_sum(ctx, x, *, axes):
   acc_dtype = accumulation_dtype(aval.dtype)
   run = pairwise_run(aval.shape, axes)
   by_rows = (run == 0 and any(aval.shape[d] != 1 for d in axes) and math.prod(aval.shape) > 0)
-  acc = ctx.fresh()
-  ctx.emit(f"{acc} = np.zeros({ctx.dim(math.prod(out_aval.shape))}, {type_source(acc_dtype)})")
+  acc = _zeros(ctx, acc_dtype)
   with ctx.lowering.block(f"if {ctx.dim(by_rows)}:"):
     flat = widened(ctx, ctx.flat(x, aval), aval.dtype, math.prod(aval.shape))
     _sum_by_rows(ctx, flat, aval, axes, acc)
@@ -663,6 +672,27 @@ def _reduce_sum(ctx, x, *, axes):
     else:
       sum_rows(ctx, rows, size, run, aval.dtype, acc)
   return stored(ctx, acc, acc_dtype, out_aval)
+
+
+@register_rows(lax.reduce_sum_p)
+def _reduce_sum_rows(ctx, rows, *, axes):
+  """reduce_sum over the trailing axes of an operand computed row by row
+  (`Rows`): the rows' pairwise sums, as `_reduce_sum`'s, each group of rows
+  that one call of `row_sums` sums computed just before it, so that the
+  operand is read from the caches, not stored whole in memory (logsumexp's
+  exp(x - max))."""
+  (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
+  acc_dtype = accumulation_dtype(aval.dtype)
+  acc = _zeros(ctx, acc_dtype)
+  sum_rows(ctx, rows, rows.size, pairwise_run(aval.shape, axes), aval.dtype, acc)
+  return stored(ctx, acc, acc_dtype, out_aval)
+
+
+def _zeros(ctx, dtype):
+  """A new flat array of zeros of `dtype`, one for each result element; its name."""
+  acc = ctx.fresh()
+  ctx.emit(f"{acc} = np.zeros({ctx.dim(math.prod(ctx.avals_out[0].shape))}, {type_source(dtype)})")
+  return acc
 
 
 def _fold(ctx, x, axes, acc_dtype, init, combine, kernel=row_fold):

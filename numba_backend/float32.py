@@ -32,28 +32,30 @@ _OVERFLOW = _F(88.72283935546875)   # the least float32 whose exp rounds to inf
 _UNDERFLOW = _F(-103.97208)   # below, exp rounds to 0
 
 
+_SHIFTER_BITS = np.array(_SHIFTER).view(np.int32)[()]
+
+
 @numba.njit(inline="always", error_model="numpy")
 def exp(x):
   """e**x within 1 ulp (of the float32 nearest, and of the reference's value):
-  x = k ln 2 + r, e**r by the polynomial, then 2**k by the bits of k + 127 in
-  the exponent field (where that is not a normal float32, 2**(k + 64) and
-  then 2**-64, rounding once into the subnormals, or 2**(k - 1) and then 2);
-  inf from _OVERFLOW, 0 below _UNDERFLOW, NaN for NaN."""
-  a = min(max(x, _F(-104.0)), _F(89.0))
-  t = fma(a, _LOG2E, _SHIFTER)
+  x = k ln 2 + r, e**r by the polynomial, then times 2**k as 2**h 2**(k - h)
+  for h = floor(k / 2), each a normal float32 built from its exponent bits
+  (the first product exact, the second rounding once, into the subnormals
+  too); inf from _OVERFLOW, 0 below _UNDERFLOW, NaN for NaN. Beyond those
+  bounds k is not an exponent, and the value computed is not used."""
+  t = fma(x, _LOG2E, _SHIFTER)
   k = t - _SHIFTER
-  r = fma(k, -_LN2_LO, fma(k, -_LN2_HI, a))
+  r = fma(k, -_LN2_LO, fma(k, -_LN2_HI, x))
   c7, c6, c5, c4, c3, c2 = _EXP
   p = fma(fma(fma(fma(fma(c7, r, c6), r, c5), r, c4), r, c3), r, c2)
   y = fma(p, r * r, r) + _F(1.0)
-  tiny, huge = x < _F(-87.0), x > _F(88.0)
-  bias = np.int32(191) if tiny else (np.int32(126) if huge else np.int32(127))
-  # (the bits of t are those of _SHIFTER plus k; shifted, _SHIFTER's leave the word)
-  scale = bitcast(np.int32((bitcast(t, np.int32(0)) + bias) << 23), _F(0.0))
-  y = y * scale * (_F(2.0 ** -64) if tiny else (_F(2.0) if huge else _F(1.0)))
-  y = y if x < _OVERFLOW else _F(np.inf)
-  y = y if x > _UNDERFLOW else _F(0.0)
-  return y if x == x else x
+  # (the bits of t are those of _SHIFTER plus k)
+  n = bitcast(t, np.int32(0)) - _SHIFTER_BITS
+  h = n >> np.int32(1)
+  y = y * bitcast(np.int32((h + np.int32(127)) << 23), _F(0.0))
+  y = y * bitcast(np.int32((n - h + np.int32(127)) << 23), _F(0.0))
+  y = _F(np.inf) if x >= _OVERFLOW else y   # (comparisons false for NaN, which y carries)
+  return _F(0.0) if x <= _UNDERFLOW else y
 
 
 _TANH = (_F(-5.70498872745e-3), _F(2.06390887954e-2), _F(-5.37397155531e-2),

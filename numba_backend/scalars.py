@@ -16,6 +16,8 @@ import math
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils
 from numba.core.extending import intrinsic
 
 _JIT = dict(cache=True, error_model="numpy")
@@ -61,6 +63,19 @@ def wide_vectors(typingctx):
       set.add(builder.function.attributes, attribute)
     return context.get_dummy_value()
   return numba.types.none(), codegen
+
+
+def emit_prefetch(builder, address):
+  """Writes, in an intrinsic's code, LLVM's prefetch of the cache line at
+  `address` (any pointer): a read, kept in every level of cache. It never
+  faults (an address past an array's end fetches nothing of use) and
+  changes no value."""
+  byte, int32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+  fetch = cgutils.get_or_insert_function(
+      builder.module, ir.FunctionType(ir.VoidType(), [byte, int32, int32, int32]),
+      "llvm.prefetch.p0i8")
+  builder.call(fetch, [builder.bitcast(address, byte), ir.Constant(int32, 0), ir.Constant(int32, 3),
+                       ir.Constant(int32, 1)])
 
 
 @scalar_jit

@@ -6,6 +6,8 @@ scalar dtype; key arrays as their physical data), so that no Python runs between
 
 import math
 
+import numpy as np
+
 from refimpl.core import physical_aval
 from refimpl.lax.control_flow.conditionals import cond_p
 from refimpl.lax.control_flow.loops import _split as split_scan_operands, scan_p
@@ -180,9 +182,11 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
 @kernel_jit
 def store_row(dst, offset, src):
-  """dst[offset + k] = src[k] for every k (flat arrays)."""
-  for k in range(src.size):
-    dst[offset + k] = src[k]
+  """dst[offset + k] = src[k] for every k (flat arrays), by unsigned indices
+  (so that the loop vectorizes: signed ones could be negative, which wrap)."""
+  start = np.uint64(offset)
+  for k in range(np.uint64(0), np.uint64(src.size)):
+    dst[start + k] = src[k]
 
 
 @register(scan_p)

@@ -44,6 +44,12 @@ _VECTORS = 8
 _VECTOR_BYTES = 64 if "+avx512f" in llvm.get_host_cpu_features().flatten() else 32
 """`_column_block`'s accumulators: `_VECTORS` vectors of the host's widest registers."""
 
+_AHEAD_ROWS = 4
+"""How many rows of b ahead of the one it reads `_column_block` asks the CPU
+to fetch: a right operand beyond the nearest cache (128 x 128 float32,
+64 KiB) streams from the next one faster (a product with a vector: 0.70
+to 0.61 us)."""
+
 
 @intrinsic
 def _column_block(typingctx, a, b, out, x, y, z, count, n):
@@ -52,7 +58,8 @@ def _column_block(typingctx, a, b, out, x, y, z, count, n):
   elements of a vector of `_VECTOR_BYTES`; flat C-contiguous float arrays of one
   dtype), the columns' sums held in vector registers through the k loop
   (read from `out` once, written once): each lane multiplies and adds in
-  the order of the scalar loop, so the roundings are the same."""
+  the order of the scalar loop, so the roundings are the same. Each row of
+  b read, the row _AHEAD_ROWS further is fetched (`scalars.emit_prefetch`)."""
   if not (all(isinstance(t, types.Array) and t.ndim == 1 and t.layout == "C"
               and isinstance(t.dtype, types.Float) for t in (a, b, out))
           and a.dtype == b.dtype == out.dtype):
@@ -82,9 +89,12 @@ def _column_block(typingctx, a, b, out, x, y, z, count, n):
       splat = builder.shuffle_vector(splat, ir.Constant(vector, None),
                                      ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
       row = builder.add(y, builder.mul(k, n))
+      ahead = builder.add(row, builder.mul(n, ir.Constant(n.type, _AHEAD_ROWS)))
       for v in range(_VECTORS):
         product = builder.fmul(splat, builder.load(pointer(arrays[1], at(row, v)), align=1))
         builder.store(builder.fadd(builder.load(sums[v]), product), sums[v])
+        if v * _VECTOR_BYTES % 64 == 0:   # (one fetch for each cache line)
+          S.emit_prefetch(builder, pointer(arrays[1], at(ahead, v)))
     for v in range(_VECTORS):
       builder.store(builder.load(sums[v]), pointer(arrays[2], at(z, v)), align=1)
     return context.get_dummy_value()
@@ -308,11 +318,22 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
              f"{ctx.flat(rhs, rhs_aval)}, {out}, {ctx.ints(sizes)}, {ctx.ints(transposed)})")
     return from_compute(ctx, out, compute, out_aval)
   a, b, sizes, compute = matmul_operands(ctx, lhs, rhs, dimension_numbers)
-  out = ctx.fresh()
-  matmul = blas_matmul if dtypes.is_inexact(compute) else batched_matmul
-  ctx.emit(f"{out} = np.{'empty' if matmul is blas_matmul else 'zeros'}"
-           f"({ctx.dim(math.prod(out_aval.shape))}, {type_source(compute)})")
-  ctx.emit(f"{ctx.function(matmul)}({a}, {b}, {out}, {ctx.ints(sizes)})")
+  out, size, sizes_source = ctx.fresh(), ctx.dim(math.prod(out_aval.shape)), ctx.ints(sizes)
+
+  def loops():
+    ctx.emit(f"{out} = np.zeros({size}, {type_source(compute)})")
+    ctx.emit(f"{ctx.function(batched_matmul)}({a}, {b}, {out}, {sizes_source})")
+
+  if not dtypes.is_inexact(compute):
+    loops()
+    return from_compute(ctx, out, compute, out_aval)
+  # (a product too small for BLAS calls batched_matmul itself: by way of
+  # blas_matmul, a product with a vector of 128 x 128 floats took 0.05 us longer)
+  with ctx.lowering.block(f"if {ctx.dim(math.prod(sizes[1:]) < _BLAS_WORK)}:"):
+    loops()
+  with ctx.lowering.block("else:"):
+    ctx.emit(f"{out} = np.empty({size}, {type_source(compute)})")
+    ctx.emit(f"{ctx.function(blas_matmul)}({a}, {b}, {out}, {sizes_source})")
   return from_compute(ctx, out, compute, out_aval)
 
 

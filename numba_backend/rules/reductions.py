@@ -210,21 +210,14 @@ def _reals_impl(x):
 @intrinsic
 def _prefetch(typingctx, x, i):
   """Asks the CPU to fetch the cache line of x[i] (a 1-D C-contiguous array,
-  0 <= i < x.size) into its caches: LLVM's prefetch (a read, kept in every
-  level), which never faults and changes no value."""
+  0 <= i < x.size) into its caches (`scalars.emit_prefetch`)."""
   if not (isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C"):
     return None
 
   def codegen(context, builder, signature, args):
     data = context.make_array(signature.args[0])(context, builder, args[0]).data
     index = context.cast(builder, args[1], signature.args[1], types.intp)
-    byte = ir.IntType(8).as_pointer()
-    int32 = ir.IntType(32)
-    fetch = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(ir.VoidType(), [byte, int32, int32, int32]),
-        "llvm.prefetch.p0i8")
-    builder.call(fetch, [builder.bitcast(builder.gep(data, [index]), byte), ir.Constant(int32, 0),
-                         ir.Constant(int32, 3), ir.Constant(int32, 1)])
+    S.emit_prefetch(builder, builder.gep(data, [index]))
     return context.get_dummy_value()
 
   return types.none(x, i), codegen

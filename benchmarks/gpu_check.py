@@ -103,13 +103,13 @@ def _check(name, ns, exact):
   setup, stmt, *_ = WORKLOADS[name]
   got = eval(stmt, ns)
   with jax.config.option("backend", "numba"):
-    Lowering.float32_functions = False
+    fast, Lowering.float32_functions = Lowering.float32_functions, False
     try:
       cpu = dict(ns)
       exec(setup, cpu)
       want = eval(stmt, cpu)
     finally:
-      Lowering.float32_functions = True
+      Lowering.float32_functions = fast
   got, want = np.asarray(got), np.asarray(want)
   if got.shape != want.shape or got.dtype != want.dtype:
     return f"FAILED: {got.dtype}{list(got.shape)} where the CPU gives {want.dtype}{list(want.shape)}"

@@ -661,13 +661,15 @@ def _region_end(eqns, start):
 def writes_over(jaxpr, out_index, in_index):
   """Whether `lower_jaxpr` may take the array holding input `in_index` of
   `jaxpr` as the destination of output `out_index` (writing the new value
-  over the old): the output is computed by a fused loop that is the only
-  reader of the input, reading its elements at their own index (the input
-  has the output's shape), so that each element is read before the loop
-  writes it. That loop calls no costly function (whose unsure elements a
-  second pass over the block reads again: `_lower_elements`), and the
-  jaxpr has no call that lowering inlines (which could fuse more equations
-  into it)."""
+  over the old): the output is computed by a fused loop that reads the
+  input's elements, if at all, at their own index (the input has the
+  output's shape), so that each element is read before the loop writes it,
+  and no equation after the loop reads the input. Before the loop, only
+  matrix products may read it (their results are new arrays, never views
+  of it). Where that loop reads the input, it calls no costly function
+  (whose unsure elements a second pass over the block reads again:
+  `_lower_elements`). The jaxpr has no call that lowering inlines (which
+  could fuse more equations into the loop)."""
   x, out = jaxpr.invars[in_index], jaxpr.outvars[out_index]
   eqns = _contracted(jaxpr)
   if (not isinstance(out, Var) or x.aval.shape != out.aval.shape
@@ -678,10 +680,11 @@ def writes_over(jaxpr, out_index, in_index):
   while start < len(eqns):
     end = _region_end(eqns, start)
     span = eqns[start:max(end, start + 1)]
+    reads = any(a is x for e in span for a in e.invars)
     if any(v is out for e in span for v in e.outvars):
-      return end > start and not _costly(span) and not any(
+      return end > start and not (reads and _costly(span)) and not any(
           a is x for e in eqns[end:] for a in e.invars)
-    if any(a is x for e in span for a in e.invars):
+    if reads and not (end == start and span[0].primitive is dot_general_p):
       return False
     start += len(span)
   return False

@@ -16,6 +16,14 @@ _X0 = _RNG.randn(3, 2)
 _GRADS = [_RNG.randn(3, 2) for _ in range(4)]
 
 
+@pytest.fixture(autouse=True)
+def _reseeded():
+  """Each test draws from _RNG as seeded, whatever tests ran before it (in this
+  process: the order differs between runs with several workers)."""
+  global _RNG
+  _RNG = np.random.RandomState(0)
+
+
 def _numpy_sgd(x, gs, lr):
   for g in gs:
     x = x - lr * g

@@ -16,6 +16,14 @@ F32 = np.float32
 RNG = np.random.default_rng(0)
 
 
+@pytest.fixture(autouse=True)
+def _reseeded():
+  """Each test draws from RNG as seeded, whatever tests ran before it (in this
+  process: the order differs between runs with several workers)."""
+  global RNG
+  RNG = np.random.default_rng(0)
+
+
 def _primitives(jaxpr):
   return [eqn.primitive.name for eqn in jaxpr.jaxpr.eqns]
 

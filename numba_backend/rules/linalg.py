@@ -230,11 +230,12 @@ def blas_matmul_transposed(a, b, out, sizes, flags):
 
 
 def _transposed_operands(ctx, dimension_numbers):
-  """For a product of one pair of matrices (no batch axes, one free axis in
-  each operand) whose operands are of the contraction dtype: which of them
-  lie transposed in memory (the left one's contracting axes first, the
-  right one's last) and none otherwise lie other than batched_matmul reads
-  them; else None."""
+  """(left, right): whether each operand of the product lies transposed in
+  memory (the left one's contracting axes first, the right one's last),
+  where one does at least and the other lies either so or as
+  batched_matmul reads it; for a product of one pair of matrices (no batch
+  axes, one free axis in each operand) whose operands are of the
+  contraction dtype. Else None."""
   (lc, rc), (lb, rb) = dimension_numbers
   (lhs, rhs), (out,) = ctx.avals_in, ctx.avals_out
   compute = contraction_dtype(np.dtype(out.dtype))
@@ -308,11 +309,10 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
   (out_aval,) = ctx.avals_out
   transposed = _transposed_operands(ctx, dimension_numbers)
   if transposed is not None:   # BLAS reads the operands where they lie
-    (lc, rc), _ = dimension_numbers
-    (lhs_aval, rhs_aval) = ctx.avals_in
+    (lc, _), _ = dimension_numbers
+    (lhs_aval, rhs_aval), (m, n) = ctx.avals_in, out_aval.shape
     out, compute = ctx.fresh(), np.dtype(out_aval.dtype)
-    sizes = [1, math.prod(out_aval.shape[:1]), math.prod(lhs_aval.shape[d] for d in lc),
-             math.prod(out_aval.shape[1:])]
+    sizes = [1, m, math.prod(lhs_aval.shape[d] for d in lc), n]
     ctx.emit(f"{out} = np.empty({ctx.dim(math.prod(out_aval.shape))}, {type_source(compute)})")
     ctx.emit(f"{ctx.function(blas_matmul_transposed)}({ctx.flat(lhs, lhs_aval)}, "
              f"{ctx.flat(rhs, rhs_aval)}, {out}, {ctx.ints(sizes)}, {ctx.ints(transposed)})")

@@ -16,6 +16,14 @@ from conformance.batching import loop_over_batch
 
 F32 = np.float32
 RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _reseeded():
+  """Each test draws from RNG as seeded, whatever tests ran before it (in this
+  process: the order differs between runs with several workers)."""
+  global RNG
+  RNG = np.random.default_rng(0)
 SIZE = 3   # members of the vmapped batch
 
 # dimension_numbers, by name

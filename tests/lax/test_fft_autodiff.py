@@ -13,6 +13,14 @@ from refimpl import lax
 rng = np.random.default_rng(0)
 
 
+@pytest.fixture(autouse=True)
+def _reseeded():
+  """Each test draws from rng as seeded, whatever tests ran before it (in this
+  process: the order differs between runs with several workers)."""
+  global rng
+  rng = np.random.default_rng(0)
+
+
 def _complex(shape):
   return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
 

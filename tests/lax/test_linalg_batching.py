@@ -18,6 +18,14 @@ F32 = np.float32
 RNG = np.random.default_rng(0)
 
 
+@pytest.fixture(autouse=True)
+def _reseeded():
+  """Each test draws from RNG as seeded, whatever tests ran before it (in this
+  process: the order differs between runs with several workers)."""
+  global RNG
+  RNG = np.random.default_rng(0)
+
+
 def _normal(*shape, dtype=F32):
   return RNG.standard_normal(shape).astype(dtype)
 

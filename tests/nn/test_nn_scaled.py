@@ -11,6 +11,14 @@ import refimpl.numpy as jnp
 from refimpl import dtypes, nn
 
 RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _reseeded():
+  """Each test draws from RNG as seeded, whatever tests ran before it (in this
+  process: the order differs between runs with several workers)."""
+  global RNG
+  RNG = np.random.default_rng(0)
 NO_BATCH = (((1,), (1,)), ((), ()))
 
 

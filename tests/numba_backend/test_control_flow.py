@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import refimpl as jax
+import refimpl.numpy as jnp
 from refimpl import dtypes, lax
 from conformance import strategies as cst
 from numba_backend.lower import Lowering
@@ -154,9 +155,14 @@ def _step(kind):
   loop reading the old carry at each element's own index, plus, by `kind`,
   a further use of the carry a that keeps the loop from writing a's new
   value over the old (`lower.writes_over`): a reduction after the loop, a
-  y that is a itself, or a costly function in the loop."""
+  y that is a itself, or a costly function in the loop; or ("product") a
+  read by a matrix product before a costly loop that reads b alone."""
   def step(carry, x):
     a, b = carry
+    if kind == "product":
+      m = jnp.full((a.shape[-1], a.shape[-1]), 0.25, a.dtype)
+      product = lax.dot_general(a, m, (((a.ndim - 1,), (0,)), ((), ())))
+      return (lax.tanh(product) + b * x, b * 0.5), ()
     new_a = a * 0.5 + b * x
     if kind == "costly":
       new_a = new_a + lax.exp(a * 0.25)
@@ -166,7 +172,13 @@ def _step(kind):
   return step
 
 
-@pytest.mark.parametrize("kind", ["over", "read after", "y", "costly"])
+# kind: (whether a's new value is written over the old in the scan, in the while; b's)
+_WRITTEN_OVER = {"over": (True, True, True), "read after": (False, False, True),
+                 "y": (False, True, True), "costly": (False, False, False),
+                 "product": (True, True, False)}
+
+
+@pytest.mark.parametrize("kind", list(_WRITTEN_OVER))
 @pytest.mark.parametrize("large", [False, True])
 @SETTINGS
 @given(data=st.data(), n=st.integers(0, 4))
@@ -194,8 +206,8 @@ def test_carries_written_over_where_their_loop_alone_reads_them(kind, large, dat
   bodies += [(e.params["body_jaxpr"].jaxpr, 1, e.params["body_nconsts"] + 1) for e in eqns
              if e.primitive.name == "while"]   # (a, b after the while's counter)
   assert len(bodies) == 2
-  for body, out, first in bodies:
-    # (b: read by the loop alone; a: also as a y of the scan, none of the while)
-    assert writes_over(body, out + 1, first + 1) == (kind != "costly")
-    assert writes_over(body, out, first) == (kind == "over" or kind == "y" and out == 1)
+  a_in_scan, a_in_while, b_over = _WRITTEN_OVER[kind]
+  for (body, out, first), a_over in zip(bodies, [a_in_scan, a_in_while]):
+    assert writes_over(body, out + 1, first + 1) == b_over
+    assert writes_over(body, out, first) == a_over
   check(f, xs, a, b)

@@ -222,9 +222,10 @@ def _figures(template, **values):
 
 _TRANSCENDENTAL = ("float32 exp and tanh are float32 polynomials within 1 ulp, the other float32 "
                    "transcendentals float64 polynomials whose rounding is checked, for the "
-                   "reference's bits (docs/backends.md), in the vectors LLVM chooses for "
-                   "this CPU (256-bit ones on Intel's AVX-512 cores: 8 float32 lanes); "
-                   "jit(jnp.exp) f32[1e6]: {exp} ns an element, JAX {exp_jax}")
+                   "reference's bits (docs/backends.md), in 512-bit vectors where threads "
+                   "run the loop on a CPU with AVX-512 (else in the vectors LLVM chooses: "
+                   "256-bit ones on Intel's AVX-512 cores); jit(jnp.exp) f32[1e6]: {exp} ns "
+                   "an element, JAX {exp_jax}")
 
 
 def _transcendental(extra=""):
@@ -308,12 +309,11 @@ WORKLOADS = {
         numpy=(_NP_INPUT.format(shape="(n, m)"),
                "np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1)) + x.max(-1)"),
         work=lambda s: (4 * s["n"] * (s["m"] + 1), 0),
-        bound=_transcendental("; exp(x - max) over the rows, by threads, is most of the call "
-                              "(measured apart on a 2-core Intel machine: the max 0.38 ms, "
-                              "exp(x - max) 1.25 ms, the sum 0.34 ms of 2.0), and it is stored "
-                              "and read again by the sum: reductions do not fuse the elementwise "
-                              "work before them (a fusion summing each row from a scratch row "
-                              "measured slower, 2.17 ms)")),
+        bound=_transcendental("; the sum reads exp(x - max) a group of rows at a time as "
+                              "the loop computes it, from the caches (docs/backends.md); "
+                              "measured apart on a 2-core Intel machine, of a 1.41 ms call: the "
+                              "row maxima 0.3 ms (a first pass over x), exp 0.55 ms, the sums "
+                              "0.2 ms")),
     "matmul f32[1024]^2": Workload(
         "time", _INPUT.format(shape="(n, n)") + "f = jax.jit(lambda a: a @ a)", "f(x)",
         {"n": 1024}, numpy=(_NP_INPUT.format(shape="(n, n)"), "x @ x"), contraction=1024,
@@ -348,10 +348,10 @@ WORKLOADS = {
             "loop of small products (under BLAS's threshold), each sum in ascending k with "
             "its products rounded before they are added (no fused multiply-add): 16384 "
             "multiplies and 16384 adds a step in vector registers, reading the 64 KB matrix "
-            "(64-byte aligned, an Array's data) from the caches, about 0.85 us of a 1.02 us "
-            "step measured apart on a 2-core Intel machine; then a float32 tanh over 128 "
-            "elements (about 0.1 us). Fused multiply-adds took the step to 0.89 us there, "
-            "still above JAX's, and would change the loop's bits, which numba-cuda shares",
+            "(64-byte aligned, an Array's data; beyond a core's 48 KB first-level cache) from "
+            "the second-level cache, about 0.59 us of a 0.85 us step measured apart on a "
+            "2-core Intel machine; then a float32 tanh over 128 elements in a serial loop "
+            "(0.095 us), and the step's views, allocation and copy of y (0.16 us)",
             ours=run.per("scan RNN T=1000 H=128", s["t"], unit=1e-6),
             theirs=run.per("scan RNN T=1000 H=128", s["t"], "other", unit=1e-6))),
     "random.normal f32[1e7]": Workload(
@@ -629,6 +629,11 @@ def main():
                       help="factor on every workload's sizes (default 1, 0.1 with --quick)")
   parser.add_argument("--repeats", type=int,
                       help="fresh processes per first-call figure (default 3, 1 with --quick)")
+  parser.add_argument("--rounds", type=int,
+                      help="rounds of the timed workloads, each running the implementations "
+                           "in turn; a workload keeps its round of least time, so that a slow "
+                           "spell of the machine does not fall on one implementation alone "
+                           "(default 2, 1 with --quick)")
   add_compare_option(parser)
   parser.add_argument("--only", help="comma-separated workload names (substrings)")
   parser.add_argument("--impls", default=f"{NUMBA},{REFERENCE},{NUMPY}",
@@ -666,12 +671,17 @@ def main():
   runs = [(impl, sys.executable) for impl in impls]
   if args.compare:
     runs.append((args.compare[1], args.compare[0]))
-  timed = {}
-  if timed_names:
+  timed = {impl: {} for impl, _ in runs}
+  rounds = (args.rounds or (1 if args.quick else 2)) if timed_names else 0
+  for _ in range(rounds):
     for impl, python in runs:
       worker_args = ["--worker", impl, "--names", json.dumps(timed_names), "--budget",
                      str(budget), "--scale", str(scale)] + (["--quick"] if args.quick else [])
-      timed[impl] = run_worker(python, __file__, worker_args, impl, show_progress=True) or {}
+      results = run_worker(python, __file__, worker_args, impl, show_progress=True) or {}
+      for name, res in results.items():
+        kept = timed[impl].get(name)
+        if kept is None or "min" in res and ("min" not in kept or res["min"] < kept["min"]):
+          timed[impl][name] = res
   firsts = _first_calls(impls, args.compare, first_names, scale,
                         args.repeats or (1 if args.quick else 3))
   table, rows = report(timed, firsts, args.compare, scale, machine)

@@ -52,12 +52,19 @@ operands or results), which it holds as their physical data: only these
 lower such equations."""
 
 
-def register_for_keys(*primitives):
-  def register_rule(rule):
-    for p in primitives:
-      KEY_RULES[p] = rule
-    return rule
-  return register_rule
+def _registrar(table):
+  """The decorator factory `register(*primitives)(rule)` entering `rule` in
+  `table` for each primitive."""
+  def register(*primitives):
+    def register_rule(rule):
+      for p in primitives:
+        table[p] = rule
+      return rule
+    return register_rule
+  return register
+
+
+register_for_keys = _registrar(KEY_RULES)
 
 
 def on_keys(eqn):
@@ -90,13 +97,7 @@ def register_elementwise(*primitives, costly=False):
   return register
 
 
-def register(*primitives):
-  def register_rule(rule):
-    for p in primitives:
-      RULES[p] = rule
-    return rule
-  return register_rule
-
+register = _registrar(RULES)
 
 ROW_RULES = {}
 """primitive -> its rule on an operand that a fused loop computes row by row
@@ -105,12 +106,7 @@ where the rule asks for the rows (`Rows`), not stored whole:
 trailing axes (`_lower_region`)."""
 
 
-def register_rows(*primitives):
-  def register_rule(rule):
-    for p in primitives:
-      ROW_RULES[p] = rule
-    return rule
-  return register_rule
+register_rows = _registrar(ROW_RULES)
 
 
 # --- dtypes in the generated source ---------------------------------------------------

@@ -329,6 +329,7 @@ def live_arrays(platform=None):
   garbage collector tracks, so that creating an Array costs nothing more."""
   from refimpl.api import devices
   wanted = None if platform is None else set(devices(platform))
+  # (by type(x): isinstance would ask a weak proxy whose object is gone for its class)
   return [x for x in gc.get_objects()
-          if isinstance(x, core.ConcreteArray) and isinstance(x, Array) and not x.is_deleted()
-          and (wanted is None or x.device in wanted)]
+          if issubclass(type(x), Array) and isinstance(x, core.ConcreteArray)
+          and not x.is_deleted() and (wanted is None or x.device in wanted)]

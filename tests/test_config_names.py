@@ -5,6 +5,7 @@ guards, user contexts), and the array-placement names (`Shard`,
 
 import logging
 import sys
+import weakref
 
 import numpy as np
 import pytest
@@ -302,9 +303,15 @@ def test_make_array_from_process_local_data():
     jax.make_array_from_process_local_data(MESH_SHARDING, np.ones(3), (6,))
 
 
+class _Referent:
+  """An object a weak proxy can refer to."""
+
+
 def test_live_arrays_and_copy_to_host_async():
   x = jnp.arange(5.0) * 3
+  gone = weakref.proxy(_Referent())   # (a proxy to a dead object, among those gc tracks)
   assert any(a is x for a in jax.live_arrays())
+  assert gone is not None
   assert any(a is x for a in jax.live_arrays("cpu"))
   x.delete()
   assert not any(a is x for a in jax.live_arrays())

@@ -20,7 +20,7 @@ from numba_backend.lower import Lowering, lower_program
 
 pytest.importorskip("numba")
 
-SETTINGS = settings(max_examples=8, deadline=None, database=None)
+SETTINGS = settings(max_examples=4, deadline=None, database=None)
 
 
 @pytest.fixture(autouse=True)

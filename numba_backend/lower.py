@@ -693,16 +693,16 @@ _BLOCK = 1024
 
 class Rows:
   """A result of a fused loop that its only reader, a reduction over its
-  trailing axes (a rule of `Lowering.row_rules`), reads row by row: `count`
-  rows of `size` elements (of `dtype`), never stored whole. The rule calls
-  `write(first, stop)` (sources of row indices) where it wants rows [first,
-  stop): that writes the loop computing them (and the rows of the loop's
-  other results) and returns the name of a new flat array holding them,
-  row r from (r - first) * size. `costly`: the loop calls a transcendental
+  trailing axes (a rule of `Lowering.row_rules`), reads row by row: rows of
+  `size` elements, never stored whole. The rule calls `write(first, stop)`
+  (sources of row indices) where it wants rows [first, stop): that writes
+  the loop computing them (and the rows of the loop's other results) and
+  returns the name of a new flat array holding them, row r from
+  (r - first) * size. `costly`: the loop calls a transcendental
   or special function (threads run it from fewer elements)."""
 
-  def __init__(self, count, size, dtype, costly, write):
-    self.count, self.size, self.dtype, self.costly, self.write = count, size, dtype, costly, write
+  def __init__(self, size, costly, write):
+    self.size, self.costly, self.write = size, costly, write
 
 
 def _lower_region(lowering, eqns, env, read, last_read, end, into, reader=None):
@@ -784,7 +784,7 @@ def _lower_region(lowering, eqns, env, read, last_read, end, into, reader=None):
                   (first, stop, {rowed: rows}))
       return rows
 
-    return Rows(math.prod(shape[:split]), size, dtype, _costly(eqns), write)
+    return Rows(size, _costly(eqns), write)
   split, contiguous = _row_split(shape, strides)
   if split == 0 and all(contiguous):   # one loop over all the elements
     _lower_elements(lowering, eqns, {v: flat[x] for v, (x, _) in sources.items()},

@@ -159,3 +159,20 @@ def test_the_directory_stays_under_its_size_bound_and_clear_empties_it(tmp_path,
   from numba_backend import cache
   cache.clear()
   assert not _entry_files(tmp_path)
+
+
+def test_a_process_measures_the_directory_at_its_first_program_then_each_32nd_of_the_bound(
+    monkeypatch):
+  from numba_backend import cache
+  pruned = []
+  monkeypatch.setattr(cache, "prune", lambda: pruned.append(True))
+  monkeypatch.setattr(cache, "_unmeasured", None)
+  monkeypatch.setenv("REFIMPL_NUMBA_CACHE_MAX_MB", "32")   # a 32nd of it: 1 MiB
+  cache._compiled(10)
+  assert len(pruned) == 1
+  cache._compiled(2**20 - 1)
+  assert len(pruned) == 1
+  cache._compiled(1)
+  assert len(pruned) == 2
+  cache._compiled(2**20 - 1)
+  assert len(pruned) == 2

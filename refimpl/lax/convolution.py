@@ -233,8 +233,10 @@ def _conv_general_dilated_reference(lhs, rhs, *, window_strides, padding, lhs_di
   summed in the result dtype (16-bit floats in float32, the sum rounded
   once), in an unspecified order, so the last bits of a float result
   depend on the implementation (as XLA on CPU); complex numbers are
-  computed in complex128 and rounded; integers wrap; bool gives the OR of
-  ANDs. An empty sum is 0. `precision` has no effect.
+  computed in complex128 and rounded, and which parts of a result an
+  infinite or NaN operand makes NaN depends on the implementation too, as
+  dot_general's; integers wrap; bool gives the OR of ANDs. An empty sum is
+  0. `precision` has no effect.
   """
   out_dtype = _conv_dtype(lhs, rhs, preferred_element_type)
   compute = contraction_dtype(out_dtype)

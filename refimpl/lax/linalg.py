@@ -161,9 +161,11 @@ def _dot_general_reference(lhs, rhs, *, dimension_numbers, precision,
   multiplied and summed in the result dtype (16-bit floats in float32, the
   sum rounded once), in an unspecified order, so the last bits of a float
   result depend on the implementation; complex numbers are computed in
-  complex128 and rounded; IEEE rules hold (0 * inf is NaN). Integers are
-  exact, wrapping modulo 2**bits; bool gives the OR of ANDs. An empty
-  contraction gives 0. `precision` has no effect.
+  complex128 and rounded, and which parts of a result an infinite or NaN
+  operand makes NaN also depends on the implementation (NumPy's matmul,
+  XLA's dot and its conv differ); IEEE rules hold (0 * inf is NaN).
+  Integers are exact, wrapping modulo 2**bits; bool gives the OR of ANDs.
+  An empty contraction gives 0. `precision` has no effect.
   """
   (lc, rc), (lb, rb) = dimension_numbers
   out_dtype = _dot_general_dtype(lhs, rhs, preferred_element_type)

@@ -19,6 +19,7 @@ from refimpl import numpy as jnp
 from refimpl.lax import GatherScatterMode
 from refimpl.numpy.creation import concrete
 from refimpl.numpy.util import check_arraylike
+from refimpl.sharding import check_out_sharding
 
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
 
@@ -48,9 +49,7 @@ def _segment_update(name, method, reducer, data, segment_ids, num_segments,
   same result, for sums and products computed in a different order.
   """
   check_arraylike(name, data, segment_ids)
-  if out_sharding is not None:
-    raise NotImplementedError(f"{name}: refimpl runs on one device and has no shardings; "
-                              f"out_sharding must be None, got {out_sharding!r}")
+  check_out_sharding(out_sharding, f"jax.ops.{name}")
   mode = GatherScatterMode.FILL_OR_DROP if mode is None else mode
   data = jnp.asarray(data)
   segment_ids = jnp.asarray(segment_ids)

@@ -12,6 +12,7 @@ import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import ops
 from refimpl.errors import ConcretizationTypeError
+from refimpl.sharding import NamedSharding, PartitionSpec
 from refimpl.test_util import check_grads
 
 _UFUNCS = {"segment_sum": np.add, "segment_prod": np.multiply,
@@ -163,8 +164,18 @@ def test_errors():
     ops.segment_min(jnp.ones(2), jnp.array([0, 1]), -1)
   with pytest.raises(TypeError, match="segment_prod requires ndarray or scalar arguments"):
     ops.segment_prod([1.0, 2.0], jnp.array([0, 1]))
-  with pytest.raises(NotImplementedError, match="out_sharding"):
+  with pytest.raises(TypeError, match="`out_sharding` argument of jax.ops.segment_sum"):
     ops.segment_sum(jnp.ones(2), jnp.array([0, 1]), 2, out_sharding="x")
+
+
+def test_a_named_out_sharding_changes_nothing():
+  """As other operations' `out_sharding` (tests/test_signature_parameters.py):
+  on one device a NamedSharding places the result where it is."""
+  named = NamedSharding(jax.make_mesh((1,), ("x",)), PartitionSpec())
+  data, ids = jnp.arange(4.0), jnp.array([0, 1, 1, 0])
+  for name in _UFUNCS:
+    np.testing.assert_array_equal(getattr(ops, name)(data, ids, 2, out_sharding=named),
+                                  getattr(ops, name)(data, ids, 2))
 
 
 def test_signatures_are_jaxs():

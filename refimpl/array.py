@@ -261,17 +261,27 @@ class Array(ArrayMethods, core.ConcreteArray, metaclass=abc.ABCMeta):
                            "jax.device_put it on a GPU device)")
     return interface
 
-  # -- DLPack: the NumPy data is exported, so that jnp.from_dlpack, np.from_dlpack
-  # and other consumers read it.
+  # -- DLPack: a device buffer that exports itself does (the data stays on its
+  # device), unless the consumer asks for another device; else the NumPy data
+  # is exported, so that jnp.from_dlpack, np.from_dlpack and other consumers read it.
   def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     kwargs = dict(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+    if self._exporting_buffer(dl_device):
+      return self._buffer.__dlpack__(**kwargs)
     try:
       return self._value.__dlpack__(**kwargs)
     except BufferError:  # a DLPack < 1.0 consumer cannot be told the data is read-only
       return np.array(self._value).__dlpack__(**kwargs)
 
   def __dlpack_device__(self):
+    if self._exporting_buffer(None):
+      return self._buffer.__dlpack_device__()
     return self._value.__dlpack_device__()
+
+  def _exporting_buffer(self, dl_device):
+    """Whether DLPack exports the device buffer itself (for `dl_device`)."""
+    exports = getattr(self._buffer, "__dlpack_device__", None)
+    return exports is not None and dl_device in (None, exports())
 
   @property
   def device(self):

@@ -10,6 +10,7 @@ import numpy as np
 from numba import cuda
 
 from refimpl import core
+from numba_backend.cuda import dlpack
 from numba_backend.lower import storage_dtype
 
 THREADS = 256
@@ -67,7 +68,7 @@ def empty(shape, dtype):
   return np.empty(shape, dtype) if _ptx is not None else cuda.device_array(shape, dtype)
 
 
-def copy(array):
+def copy_array(array):
   """A new device array holding the elements of the device array `array`."""
   if _ptx is not None:
     return array.copy()
@@ -181,6 +182,25 @@ class Buffer(core.DeviceBuffer):
     interface = dict(_interface(self.array))
     interface["typestr"] = self.dtype.str
     return interface
+
+  def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """A DLPack capsule of the device memory (numba_backend/cuda/dlpack.py),
+    after the device's work is done (a consumer's `stream` then reads it
+    as it is); a copy of it where `copy` is True. A BufferError for another
+    `dl_device`."""
+    if stream is not None and not isinstance(stream, int):
+      raise TypeError(f"__dlpack__: stream must be an integer or None, got {stream!r}")
+    if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+      raise BufferError(f"__dlpack__: the data is on {self.__dlpack_device__()}, "
+                        f"not on dl_device {tuple(dl_device)}; copy it there first")
+    array = copy_array(self.array) if copy else self.array
+    cuda.synchronize()
+    versioned = max_version is not None and max_version[0] >= dlpack.VERSION[0]
+    return dlpack.export(_interface(array)["data"][0], self.shape, self.dtype, self.device.id,
+                         array, versioned, bool(copy))
+
+  def __dlpack_device__(self):
+    return (dlpack.CUDA, self.device.id)
 
 
 def _interface(array):

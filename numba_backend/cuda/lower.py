@@ -104,7 +104,7 @@ class KernelLowering(lower.Lowering):
     self.emit(f"G.launch({name}, {count}, {arguments})")
 
   def copy(self, array):
-    return f"G.copy({array})"
+    return f"G.copy_array({array})"
 
   def full(self, shape, value, dtype):
     return f"G.full({shape}, {value}, {dtype})"

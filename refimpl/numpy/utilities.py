@@ -13,7 +13,7 @@ import builtins
 import numpy as np
 
 from refimpl import core, dtypes, lax
-from refimpl.array import array_repr_text
+from refimpl.array import Array, array_repr_text
 from refimpl.lax.shapes import canonicalize_axis
 from refimpl.numpy.creation import arange, asarray, concrete, ensure_arraylike
 from refimpl.numpy.manipulation import concatenate, expand_dims, pad, ravel, reshape, swapaxes
@@ -130,8 +130,20 @@ def fromstring(string, dtype=float, count=-1, *, sep):
   return asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
 
 
+_DLPACK_CPU = 1   # DLDeviceType kDLCPU
+
+
 def from_dlpack(x, /, *, device=None, copy=None):
-  """An Array of the data of `x`, an object with `__dlpack__` (NumPy, PyTorch, ...)."""
+  """An Array of the data of `x`, an object with `__dlpack__` (NumPy, PyTorch,
+  ...) whose data is in host memory; an Array whose data is on a device
+  (`__dlpack_device__` other than the CPU's) stays there, as it is. Other
+  device data is a BufferError."""
+  if isinstance(x, Array) and x.__dlpack_device__()[0] != _DLPACK_CPU:
+    return x
+  if hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] != _DLPACK_CPU:
+    raise BufferError(f"jnp.from_dlpack: the data is on DLPack device {x.__dlpack_device__()}; "
+                      "refimpl imports host data only: copy it to the host first (e.g. "
+                      "torch's .cpu(), CuPy's .get()), then jax.device_put it on a device")
   return asarray(np.from_dlpack(x))
 
 

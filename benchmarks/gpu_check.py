@@ -7,18 +7,19 @@ fraction of it (or of the FP32 rate given) each workload reaches.
                                  [--fp32-tflops 67] [--conformance N] [--family NAME]
                                  [--simulate]
 
-The report (Markdown, and JSON beside it) says for each workload its check
-(bit for bit, or within the stated tolerance), its times (median and minimum
-over repeats, results left on the device), and its rate against the target
-of docs/backends.md's numba-cuda section: elementwise and reduction workloads
-at 70% of the copy bandwidth, matmul at 50% of the FP32 rate. A workload the
-backend does not lower yet is reported as such. First, the conformance
-suite runs on the device (`python -m conformance --backend numba-cuda
---examples N [--family NAME]...`, N = 1 by default; 0 leaves it out), its
-verdict in the report. `--simulate` runs it all in numba's CUDA simulator at tiny sizes,
-without the conformance suite unless asked (and then without its
-documented examples), a check of the script itself, no GPU needed; its
-times mean nothing.
+The report (Markdown, and JSON beside it) says whether a result's device
+memory reaches CUDA consumers without a copy (`interop`), and for each
+workload its check (bit for bit, or within the stated tolerance), its times
+(median and minimum over repeats, results left on the device), and its rate
+against the target of docs/backends.md's numba-cuda section: elementwise and
+reduction workloads at 70% of the copy bandwidth, matmul at 50% of the FP32
+rate. A workload the backend does not lower yet is reported as such. First,
+the conformance suite runs on the device (`python -m conformance --backend
+numba-cuda --examples N [--family NAME]...`, N = 1 by default; 0 leaves it
+out), its verdict in the report. `--simulate` runs it all in numba's CUDA
+simulator at tiny sizes, without the conformance suite unless asked (and
+then without its documented examples), a check of the script itself, no GPU
+needed; its times mean nothing.
 """
 
 import argparse
@@ -138,6 +139,46 @@ def conformance(examples, families, simulate):
   return lines[-1] if lines else f"exited {done.returncode}: {done.stderr[-300:]}"
 
 
+def interop(simulate):
+  """How a result's device memory reaches CUDA consumers: through
+  `__cuda_array_interface__` to numba-cuda, and DLPack to PyTorch and CuPy
+  where they are installed; each "zero-copy" when the consumer's array
+  starts at the result's device address and holds its values. A line for
+  the report (the simulator has no device addresses to share)."""
+  if simulate:
+    return "not checked in the simulator"
+  import numpy as np
+  import refimpl as jax
+  from numba import cuda
+  expected = np.arange(1024, dtype=np.float32) * 2
+  x = jax.jit(lambda a: a * 2, backend="numba-cuda")(np.arange(1024, dtype=np.float32))
+  address = x.__cuda_array_interface__["data"][0]
+  consumers = {"numba-cuda": lambda: cuda.from_cuda_array_interface(
+      x.__cuda_array_interface__, owner=x)}
+  readers = {"numba-cuda": lambda a: (a.device_ctypes_pointer.value, a.copy_to_host())}
+  try:
+    import torch
+    consumers["torch"] = lambda: torch.from_dlpack(x)
+    readers["torch"] = lambda t: (t.data_ptr(), t.cpu().numpy())
+  except ImportError:
+    pass
+  try:
+    import cupy
+    consumers["cupy"] = lambda: cupy.from_dlpack(x)
+    readers["cupy"] = lambda a: (a.data.ptr, a.get())
+  except ImportError:
+    pass
+  results = []
+  for name, consume in consumers.items():
+    try:
+      start, values = readers[name](consume())
+      same = start == address and np.array_equal(values, expected)
+      results.append(f"{name} {'zero-copy' if same else 'FAILED: another address or values'}")
+    except Exception as err:   # a consumer's refusal is the finding to report
+      results.append(f"{name} FAILED: {type(err).__name__}: {err}")
+  return ", ".join(results)
+
+
 def run(scale, fp32_flops, simulate):
   """The report of every workload, jitted for numba-cuda (for this block
   only: the process's configured backend is left as it was)."""
@@ -193,6 +234,7 @@ def markdown(report):
            f"read and written); FP32 rate taken as {report['fp32 flop/s'] / 1e12:.1f} TFLOP/s."
            + (" Simulated: the times mean nothing." if report["simulated"] else ""), "",
            *([f"Conformance: {report['conformance']}", ""] if "conformance" in report else []),
+           f"Device memory to CUDA consumers: {report['interop']}", "",
            "| workload | check | first call | median | min | rate | of the limit | target |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
   for row in report["rows"]:
@@ -230,6 +272,7 @@ def main(argv=None):
   examples = args.conformance if args.conformance is not None else (0 if args.simulate else 1)
   verdict = conformance(examples, args.family, args.simulate) if examples else None
   report = run(scale, args.fp32_tflops * 1e12, args.simulate)
+  report["interop"] = interop(args.simulate)
   if verdict:
     report["conformance"] = verdict
   text = markdown(report)
@@ -238,7 +281,7 @@ def main(argv=None):
     f.write(text)
   with open(os.path.splitext(args.report)[0] + ".json", "w") as f:
     json.dump(report, f, indent=1)
-  failed = verdict and not verdict.startswith("conformance: PASS")
+  failed = (verdict and not verdict.startswith("conformance: PASS")) or "FAILED" in report["interop"]
   return 1 if failed or any(row["check"].startswith("FAILED") for row in report["rows"]) else 0
 
 

@@ -4,7 +4,12 @@ reduced axes moved last as on the CPU): float sums in NumPy's order (runs
 summed pairwise, then added in order; one element at a time where NumPy
 adds them so), the other folds in order. A pairwise sum's blocks are summed
 first, a thread a block of every run, then each row's thread adds its
-runs' block sums as the pairwise recursion does (`kernels.planned_sum`)."""
+runs' block sums as the pairwise recursion does (`kernels.planned_sum`).
+The folds whose result does not depend on their grouping (integer sums and
+products; max and min, which of equal values and NaNs they keep depending
+on the values' order alone; the bitwise ones; argmax and argmin) fold each
+chunk of a long row by a thread first (`_fold`, `_arg_extremum`): the same
+bits."""
 
 import math
 
@@ -22,6 +27,8 @@ from numba_backend.rules.reductions import _SIXTEEN_BIT, new_flat, pairwise_plan
 
 _STACK = 64
 """The partial sums a pairwise sum holds at once (`planned_sum`'s stack)."""
+_CHUNK = 2048
+"""The elements of a row a thread folds, where a fold is split (`_fold`, `_arg_extremum`)."""
 
 
 def _values(ctx, x, aval, axes):
@@ -48,31 +55,29 @@ def _over_rows(ctx, acc, body):
 def _reduce_sum(ctx, x, *, axes):
   (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
   acc_dtype = accumulation_dtype(aval.dtype)
-  rows, size = _values(ctx, x, aval, axes)
   run = pairwise_run(aval.shape, axes)
-  acc = new_flat(ctx, math.prod(out_aval.shape), acc_dtype)
-  zero, length = ctx.lowering.const(0, acc_dtype), ctx.dim(size)
   pairwise = run and dtypes.is_inexact(aval.dtype)
-  if pairwise:
-    complex_ = dtypes.is_complex(aval.dtype)
-    ops = pairwise_plan(run, 2 if complex_ else 1)
-    plan = ctx.ints(ops.ravel())
-    blocks = _block_sums(ctx, rows, ops, math.prod(aval.shape) // run, run, zero, complex_)
-    count = ctx.dim(int((ops[:, 2] > 0).sum()))
-    stack = new_flat(ctx, _STACK * max(math.prod(out_aval.shape), 1), acc_dtype)
-    runs = ctx.dim(size // run)
+  if not pairwise:   # integers (in any order: the same sum), or floats one at a time
+    return _fold(ctx, x, axes, acc_dtype, 0, lambda acc, value: f"{acc} + {value}",
+                 split=not dtypes.is_inexact(aval.dtype))
+  rows, size = _values(ctx, x, aval, axes)
+  acc = new_flat(ctx, math.prod(out_aval.shape), acc_dtype)
+  zero = ctx.lowering.const(0, acc_dtype)
+  complex_ = dtypes.is_complex(aval.dtype)
+  ops = pairwise_plan(run, 2 if complex_ else 1)
+  plan = ctx.ints(ops.ravel())
+  blocks = _block_sums(ctx, rows, ops, math.prod(aval.shape) // run, run, zero, complex_)
+  count = ctx.dim(int((ops[:, 2] > 0).sum()))
+  stack = new_flat(ctx, _STACK * max(math.prod(out_aval.shape), 1), acc_dtype)
+  runs = ctx.dim(size // run)
 
   def body(row):
     total, j = ctx.fresh("t"), ctx.fresh("j")
     ctx.emit(f"{total} = {zero}")
-    if pairwise:
-      own = f"{stack}[{row} * {_STACK}:{row} * {_STACK} + {_STACK}]"
-      with ctx.lowering.block(f"for {j} in range({row} * {runs}, {row} * {runs} + {runs}):"):
-        ctx.emit(f"{total} += {ctx.function(kernels.planned_sum)}({blocks}, {j} * {count}, "
-                 f"{plan}, {own}, {zero})")
-    else:
-      with ctx.lowering.block(f"for {j} in range({row} * {length}, {row} * {length} + {length}):"):
-        ctx.emit(f"{total} = {total} + {rows}[{j}]")
+    own = f"{stack}[{row} * {_STACK}:{row} * {_STACK} + {_STACK}]"
+    with ctx.lowering.block(f"for {j} in range({row} * {runs}, {row} * {runs} + {runs}):"):
+      ctx.emit(f"{total} += {ctx.function(kernels.planned_sum)}({blocks}, {j} * {count}, "
+               f"{plan}, {own}, {zero})")
     ctx.emit(f"{acc}[{row}] = {total}")
 
   _over_rows(ctx, acc, body)
@@ -98,22 +103,40 @@ def _block_sums(ctx, rows, ops, runs, run, zero, complex_):
   return out
 
 
-def _fold(ctx, x, axes, acc_dtype, init, combine):
-  """The reduction folding each row in order from `init` by `combine(acc, value)` (sources)."""
+def _fold(ctx, x, axes, acc_dtype, init, combine, split):
+  """The reduction folding each row from `init` by `combine(acc, value)`
+  (sources): in order, a thread a row; where `split` (a fold whose result
+  does not depend on how it is grouped) and the rows are longer than
+  _CHUNK, each _CHUNK elements of a row by a thread of their own first,
+  then their results in order by a thread a row."""
   (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
   rows, size = _values(ctx, x, aval, axes)
-  acc, length = new_flat(ctx, math.prod(out_aval.shape), acc_dtype), ctx.dim(size)
-  first = ctx.lowering.const(init, acc_dtype)
-
-  def body(row):
-    value, j = ctx.fresh("t"), ctx.fresh("j")
-    ctx.emit(f"{value} = {first}")
-    with ctx.lowering.block(f"for {j} in range({row} * {length}, {row} * {length} + {length}):"):
-      ctx.emit(f"{value} = {combine(value, f'{rows}[{j}]')}")
-    ctx.emit(f"{acc}[{row}] = {value}")
-
-  _over_rows(ctx, acc, body)
+  count, first = math.prod(out_aval.shape), ctx.lowering.const(init, acc_dtype)
+  acc = new_flat(ctx, count, acc_dtype)
+  chunks = -(-size // _CHUNK) if split else 1
+  if chunks > 1:
+    parts, length, chunk, per_row = new_flat(ctx, count * chunks, acc_dtype), *map(
+        ctx.dim, (size, _CHUNK, chunks))
+    _fold_ranges(ctx, rows, parts, count * chunks, first, combine, lambda t: (
+        f"({t} // {per_row}) * {length} + ({t} % {per_row}) * {chunk}",
+        f"min(({t} // {per_row}) * {length} + ({t} % {per_row} + 1) * {chunk}, "
+        f"({t} // {per_row} + 1) * {length})"))
+    rows, size = parts, chunks
+  length = ctx.dim(size)
+  _fold_ranges(ctx, rows, acc, count, first, combine,
+               lambda t: (f"{t} * {length}", f"({t} + 1) * {length}"))
   return cpu.stored(ctx, acc, acc_dtype, out_aval)
+
+
+def _fold_ranges(ctx, source, out, count, first, combine, bounds):
+  """A kernel, a thread for each t < count: out[t] = the fold from `first`
+  by `combine` of source[j] for j in range(*bounds(t)) (sources), in order."""
+  t, value, j = ctx.fresh("i"), ctx.fresh("t"), ctx.fresh("j")
+  with ctx.lowering.elements(t, ctx.dim(count)):
+    ctx.emit(f"{value} = {first}")
+    with ctx.lowering.block(f"for {j} in range({', '.join(bounds(t))}):"):
+      ctx.emit(f"{value} = {combine(value, f'{source}[{j}]')}")
+    ctx.emit(f"{out}[{t}] = {value}")
 
 
 def _calling(ctx, fn):
@@ -124,7 +147,8 @@ def _calling(ctx, fn):
 def _reduce_prod(ctx, x, *, axes):
   acc_dtype = accumulation_dtype(ctx.avals_in[0].dtype)
   return _fold(ctx, x, axes, acc_dtype, 1,
-               lambda acc, value: f"{type_source(acc_dtype)}({acc} * {value})")
+               lambda acc, value: f"{type_source(acc_dtype)}({acc} * {value})",
+               split=not dtypes.is_inexact(acc_dtype))
 
 
 def _extremum(largest):
@@ -134,14 +158,15 @@ def _extremum(largest):
     combine = (S.complex_max if complex_ else S.nan_max) if largest else \
         (S.complex_min if complex_ else S.nan_min)
     init = (max_identity if largest else min_identity)(dtype)
-    return _fold(ctx, x, axes, scalar_dtype(dtype), init, _calling(ctx, combine))
+    return _fold(ctx, x, axes, scalar_dtype(dtype), init, _calling(ctx, combine), split=True)
   return rule
 
 
 def _bitwise(combine, identity):
   def rule(ctx, x, *, axes):
     dtype = ctx.avals_in[0].dtype
-    return _fold(ctx, x, axes, dtype, np.array(identity).astype(dtype), _calling(ctx, combine))
+    return _fold(ctx, x, axes, dtype, np.array(identity).astype(dtype), _calling(ctx, combine),
+                 split=True)
   return rule
 
 
@@ -152,19 +177,52 @@ def _arg_extremum(largest):
     complex_ = dtypes.is_complex(aval.dtype)
     beats = ctx.function((cpu.complex_greater if complex_ else cpu.greater) if largest else
                          (cpu.complex_less if complex_ else cpu.less))
+    _, size, _ = cpu._along(aval, axes[0])
     _, n, inner = map(ctx.dim, cpu._along(aval, axes[0]))
-    out = new_flat(ctx, math.prod(out_aval.shape), np.int64)
+    count = math.prod(out_aval.shape)
+    out = new_flat(ctx, count, np.int64)
+    chunks = -(-size // _CHUNK)
 
-    def body(row):   # row: o * inner + k
-      base, best, value, j = ctx.fresh("b"), ctx.fresh("w"), ctx.fresh("t"), ctx.fresh("j")
-      ctx.emit(f"{base} = ({row} // {inner}) * {n} * {inner} + {row} % {inner}")
-      ctx.emit(f"{best}, {value} = 0, {values}[{base}]")
-      with ctx.lowering.block(f"for {j} in range(1, {n}):"):
-        with ctx.lowering.block(f"if {beats}({values}[{base} + {j} * {inner}], {value}):"):
-          ctx.emit(f"{best}, {value} = {j}, {values}[{base} + {j} * {inner}]")
-      ctx.emit(f"{out}[{row}] = {best}")
+    def best_of(start, stop, at, value_at):
+      """Statements leaving in (best, value) the first position in [start,
+      stop) (sources; not empty) of the candidates `at(j)` (its index in
+      the row) whose value `value_at(j)` no later one beats."""
+      best, value, j = ctx.fresh("w"), ctx.fresh("t"), ctx.fresh("j")
+      ctx.emit(f"{best}, {value} = {at(start)}, {value_at(start)}")
+      with ctx.lowering.block(f"for {j} in range({start} + 1, {stop}):"):
+        with ctx.lowering.block(f"if {beats}({value_at(j)}, {value}):"):
+          ctx.emit(f"{best}, {value} = {at(j)}, {value_at(j)}")
+      return best, value
 
-    _over_rows(ctx, out, body)
+    def base(row):   # row: o * inner + k
+      name = ctx.fresh("b")
+      ctx.emit(f"{name} = ({row} // {inner}) * {n} * {inner} + {row} % {inner}")
+      return name
+
+    if chunks > 1:   # each _CHUNK positions of a row first, then their bests in order
+      per_row, chunk = ctx.dim(chunks), ctx.dim(_CHUNK)
+      value_dtype = np.float32 if np.dtype(aval.dtype) in _SIXTEEN_BIT else aval.dtype
+      indices, bests = new_flat(ctx, count * chunks, np.int64), new_flat(ctx, count * chunks,
+                                                                         value_dtype)
+      t = ctx.fresh("i")
+      with ctx.lowering.elements(t, ctx.dim(count * chunks)):
+        start = f"({t} % {per_row}) * {chunk}"
+        first = base(f"({t} // {per_row})")
+        best, value = best_of(start, f"min({start} + {chunk}, {n})", lambda j: j,
+                              lambda j: f"{values}[{first} + ({j}) * {inner}]")
+        ctx.emit(f"{indices}[{t}], {bests}[{t}] = {best}, {value}")
+      row = ctx.fresh("i")
+      with ctx.lowering.elements(row, ctx.dim(count)):
+        best, _ = best_of(f"{row} * {per_row}", f"({row} + 1) * {per_row}",
+                          lambda j: f"{indices}[{j}]", lambda j: f"{bests}[{j}]")
+        ctx.emit(f"{out}[{row}] = {best}")
+    else:
+      row = ctx.fresh("i")
+      with ctx.lowering.elements(row, ctx.dim(count)):
+        first = base(row)
+        best, _ = best_of("0", n, lambda j: j,
+                          lambda j: f"{values}[{first} + ({j}) * {inner}]")
+        ctx.emit(f"{out}[{row}] = {best}")
     return cpu.stored(ctx, out, np.int64, out_aval)
   return rule
 

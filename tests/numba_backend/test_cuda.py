@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 import refimpl as jax
 import refimpl.numpy as jnp
 from refimpl import lax
+from numba_backend.cuda import reductions as cuda_reductions
 from numba_backend.lower import LoweringError
 from conformance import strategies as cst
 from tests.numba_backend.ptx import compiled_ptx, instructions, programs_ptx
@@ -185,6 +186,34 @@ def test_reductions_match_the_reference_bit_for_bit(reduction):
   want = jax.jit(fun, backend="reference")(x)
   assert got.dtype == want.dtype and got.shape == want.shape
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@settings(max_examples=25, deadline=None)
+@given(_reductions())
+def test_folds_split_into_chunks_match_the_reference_bit_for_bit(reduction):
+  """Integer sums and products, max, min, all, any, argmax and argmin fold
+  each chunk of a row by a thread first (`_CHUNK` elements: 5 here), then
+  the chunks' results in order: the same bits (their results do not
+  depend on the grouping; argmax keeps the first of equal values)."""
+  fun, x = reduction
+  with pytest.MonkeyPatch.context() as patch:
+    patch.setattr(cuda_reductions, "_CHUNK", 5)
+    jax.clear_caches()   # (programs lowered with the usual chunks)
+    got = jax.jit(fun, backend="numba-cuda")(x)
+  jax.clear_caches()
+  want = jax.jit(fun, backend="reference")(x)
+  assert got.dtype == want.dtype and got.shape == want.shape
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_argmax_keeps_the_first_of_equal_values_across_chunks(monkeypatch):
+  monkeypatch.setattr(cuda_reductions, "_CHUNK", 4)
+  jax.clear_caches()
+  x = np.array([[1, 3, 3, 7, 7, 0, 7, 2, 7, 1, 7],   # (chunks of 4: the first 7 ends one)
+                [1, 1, 1, 1, 9, 9, 9, 9, np.nan, 9, np.nan]], np.float32)
+  for fun in (lambda x: jnp.argmax(x, axis=1), lambda x: jnp.argmin(-x, axis=1)):
+    np.testing.assert_array_equal(np.asarray(jax.jit(fun, backend="numba-cuda")(x)), [3, 8])
+  jax.clear_caches()
 
 
 _CUMULATIVE = {"cumsum": lax.cumsum, "cumprod": lax.cumprod, "cummax": lax.cummax,
@@ -399,6 +428,10 @@ programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T
             "reductions": lambda x, y: (jax.nn.softmax(x, axis=0), jnp.argmax(y, axis=1),
                                         jnp.prod(y.astype(jnp.float16), axis=0),
                                         jnp.sum(x.astype(jnp.complex64)), jnp.any(x > y.T)),
+            **{f"{kind} rows": lambda x, y, n=n: (
+                jnp.max(jnp.tile(x, n)), jnp.argmax(jnp.tile(x, n), 1),
+                jnp.sum(jnp.tile(x, n).astype(jnp.int32), 1)) for kind, n in [("long", 600),
+                                                                               ("short", 2)]},
             "cumulative": lambda x, y: (jax.lax.cumlogsumexp(x, axis=1), jnp.cumsum(y, axis=0),
                                         jax.lax.reduce(x, np.float32(0), lambda a, b: a * b + 1,
                                                        (0,))),
@@ -503,6 +536,8 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
   assert not any(".extern .func" in ptx for _, ptx in found["indexing"])
   # the loops' bodies, and the copies of the carries and ys (store_row)
   assert {"_store_row", "kernel0"} <= {kernel for kernel, _ in found["control flow"]}
+  # folds of rows longer than _CHUNK: a kernel for the chunks, another for the rows
+  assert len(found["long rows"]) == len(found["short rows"]) + 3
   # products by tiles in shared memory
   tiled = [ptx for kernel, ptx in found["matmul"] if kernel == "tiled"]
   assert len(tiled) == 2 and all(".shared" in ptx and "bar.sync" in ptx for ptx in tiled)

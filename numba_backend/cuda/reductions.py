@@ -177,8 +177,8 @@ def _arg_extremum(largest):
     complex_ = dtypes.is_complex(aval.dtype)
     beats = ctx.function((cpu.complex_greater if complex_ else cpu.greater) if largest else
                          (cpu.complex_less if complex_ else cpu.less))
-    _, size, _ = cpu._along(aval, axes[0])
-    _, n, inner = map(ctx.dim, cpu._along(aval, axes[0]))
+    _, size, after = cpu._along(aval, axes[0])
+    n, inner = ctx.dim(size), ctx.dim(after)
     count = math.prod(out_aval.shape)
     out = new_flat(ctx, count, np.int64)
     chunks = -(-size // _CHUNK)

@@ -138,10 +138,11 @@ def from_dlpack(x, /, *, device=None, copy=None):
   ...) whose data is in host memory; an Array whose data is on a device
   (`__dlpack_device__` other than the CPU's) stays there, as it is. Other
   device data is a BufferError."""
-  if isinstance(x, Array) and x.__dlpack_device__()[0] != _DLPACK_CPU:
+  device = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (_DLPACK_CPU, 0)
+  if device[0] != _DLPACK_CPU and isinstance(x, Array):
     return x
-  if hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] != _DLPACK_CPU:
-    raise BufferError(f"jnp.from_dlpack: the data is on DLPack device {x.__dlpack_device__()}; "
+  if device[0] != _DLPACK_CPU:
+    raise BufferError(f"jnp.from_dlpack: the data is on DLPack device {device}; "
                       "refimpl imports host data only: copy it to the host first (e.g. "
                       "torch's .cpu(), CuPy's .get()), then jax.device_put it on a device")
   return asarray(np.from_dlpack(x))

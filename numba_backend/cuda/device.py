@@ -14,7 +14,9 @@ from numba_backend.cuda import dlpack
 from numba_backend.lower import storage_dtype
 
 THREADS = 256
-"""Threads per block of every kernel launch."""
+"""Threads per block of a kernel launch over at least that many iterations."""
+
+_WARP = 32
 
 _MAX_BLOCKS = 65535 * 4
 """The most blocks a launch asks for: grid-stride loops cover the rest."""
@@ -24,8 +26,14 @@ _ptx = None   # while compiling_to_ptx: its list of (kernel name, PTX)
 
 def launch(kernel, count, *args):
   """Runs `kernel` on `args` by threads covering `count` independent
-  iterations (its grid-stride loop covers what a launch's blocks do not)."""
-  launch_grid(kernel, int(min(max(-(-int(count) // THREADS), 1), _MAX_BLOCKS)), THREADS, *args)
+  iterations (its grid-stride loop covers what a launch's blocks do not):
+  blocks of THREADS threads, or one block of the fewest whole warps covering
+  fewer iterations than that."""
+  count = int(count)
+  if count < THREADS:
+    launch_grid(kernel, 1, max(-(-count // _WARP), 1) * _WARP, *args)
+  else:
+    launch_grid(kernel, min(-(-count // THREADS), _MAX_BLOCKS), THREADS, *args)
 
 
 def launch_grid(kernel, blocks, threads, *args):

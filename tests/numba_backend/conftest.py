@@ -16,11 +16,11 @@ HERE = pathlib.Path(__file__).resolve().parent
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
 DEFAULT = {"test_cache.py", "test_calls.py", "test_checked.py", "test_control_flow.py",
-           "test_cuda.py", "test_cuda_dlpack.py", "test_cuda_fft.py", "test_cuda_linalg.py", "test_cuda_prng.py",
-           "test_cuda_sorting.py", "test_cuda_windows.py", "test_float32.py", "test_fused_sums.py",
-           "test_host.py", "test_indexing_bounds.py", "test_random_programs.py", "test_memory.py",
-           "test_transposed_products.py",
-           "test_threads.py"}
+           "test_cuda.py", "test_cuda_conformance.py", "test_cuda_dlpack.py", "test_cuda_fft.py",
+           "test_cuda_linalg.py", "test_cuda_prng.py", "test_cuda_sorting.py",
+           "test_cuda_windows.py", "test_float32.py", "test_fused_sums.py", "test_host.py",
+           "test_indexing_bounds.py", "test_random_programs.py", "test_memory.py",
+           "test_transposed_products.py", "test_threads.py"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -148,6 +148,24 @@ def test_rank0_values_and_literals():
                                 np.asarray(jax.jit(f.__wrapped__)(x, np.float32(3))))
 
 
+@pytest.mark.parametrize("size", [1, 31, 32, 33, 255, 256, 257, 600])
+def test_a_launch_covers_every_iteration_with_whole_warps(size, monkeypatch):
+  from numba_backend.cuda import device
+  launches = []
+  launch_grid = device.launch_grid
+
+  def record(kernel, blocks, threads, *args):
+    launches.append((blocks, threads))
+    launch_grid(kernel, blocks, threads, *args)
+
+  monkeypatch.setattr(device, "launch_grid", record)
+  x = np.arange(size, dtype=np.float32)
+  np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: x * 2 + 1, backend="numba-cuda")(x)),
+                                x * 2 + 1)
+  # fewer than 256 iterations: one block of the fewest whole warps of 32
+  assert launches == [(1, -(-size // 32) * 32) if size < 256 else (-(-size // 256), 256)]
+
+
 _REDUCTIONS = {"sum": jnp.sum, "prod": jnp.prod, "max": jnp.max, "min": jnp.min,
                "all": lambda x, axis: jnp.all(x > 0, axis=axis),
                "any": lambda x, axis: jnp.any(x > 0, axis=axis),

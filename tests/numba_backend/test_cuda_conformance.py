@@ -1,7 +1,7 @@
 """`python -m conformance --backend numba-cuda` in numba's CUDA simulator:
 every property and derivative case of each family, one example a case
-(opt-in, `-m numba_full`: about ten minutes of the simulator in all; the
-documented examples' million-element arrays would take it hours)."""
+(about three minutes of the simulator in all; the documented examples'
+million-element arrays would take it hours)."""
 
 import os
 

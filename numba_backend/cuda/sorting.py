@@ -2,30 +2,87 @@
 steps (numba_backend/rules/sorting.py's `sorting_rules`) as kernels.
 
 The keys are a kernel a thread an element (the CPU's loop over elements,
-its key functions compiled for the device); the permutation is a kernel a
-thread a line, each sorting its line by the CPU's `sort_line` (a stable
-bottom-up merge sort, compiled for the device) in scratch the host
-allocates; the values and indices are a kernel a thread an element of the
+its key functions compiled for the device); the permutation is the CPU's
+`sort_line` (a stable bottom-up merge sort) with each pass a kernel of a
+thread an element, which finds its place in the merged runs by binary
+search; the values and indices are a kernel a thread an element of the
 result, reading its element through the permutation. Each line's order is
 the CPU's (and the reference's) stable order whatever the threads' order,
 so the results are the reference's bit for bit, deterministically."""
 
 from numba import cuda
 
-from numba_backend.cuda.kernels import device_version
 from numba_backend.cuda.lower import CUDA_RULES
 from numba_backend.rules import sorting as cpu
 
-_sort_line = device_version(cpu.sort_line, __name__)
+
+@cuda.jit(device=True)
+def _before(keys, p, q):
+  """Whether the element whose keys are at flat position p comes before q's:
+  the key rows `keys` compared lexicographically (False where they are equal)."""
+  for r in range(keys.shape[0]):
+    if keys[r, p] != keys[r, q]:
+      return keys[r, p] < keys[r, q]
+  return False
 
 
 @cuda.jit(device=True)
-def sort_line(keys, t, n, inner, scratch, perm):
-  """The CPU's `sort_line` of line t of `perm` (outer, n, inner): the line
-  (t // inner, :, t % inner), in the scratch scratch[2 * n * t:2 * n * (t + 1)]."""
-  start = 2 * n * t
-  _sort_line(keys, (t // inner) * n * inner + t % inner, n, inner, scratch[start:start + n],
-             scratch[start + n:start + 2 * n], perm)
+def merge_step(keys, line, other, t, n, inner, width):
+  """Pass `width` of the CPU's `sort_line` for the element at flat position
+  t of `line` (outer, n, inner: the indices of each line's elements, each
+  run of `width` in order): writes it to `other` where the merge of its run
+  with its neighbour puts it, after its own run's elements before it and
+  after the other run's elements that the merge takes before it (the left
+  run's when their keys are not greater, the right run's when less: a tie
+  is taken from the left run), found by binary search."""
+  o, j, k = t // (n * inner), (t // inner) % n, t % inner
+  base = o * n * inner + k
+  lo = j - j % (2 * width)
+  mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+  item = line[t]
+  own = base + item * inner
+  if j < mid:   # the right run's elements before it: those whose keys are less
+    a, b = mid, hi
+    while a < b:
+      c = (a + b) // 2
+      if _before(keys, base + line[base + c * inner] * inner, own):
+        a = c + 1
+      else:
+        b = c
+    place = j + a - mid
+  else:   # the left run's elements before it: those whose keys are not greater
+    a, b = lo, mid
+    while a < b:
+      c = (a + b) // 2
+      if _before(keys, own, base + line[base + c * inner] * inner):
+        b = c
+      else:
+        a = c + 1
+    place = j - mid + a
+  other[base + place * inner] = item
+
+
+def _permutation(ctx, keys, along, perm):
+  """The CPU's bottom-up merge sort of every line, a kernel a pass: the
+  identity, then for each width 1, 2, 4, ... below n a thread an element
+  moving it to its place in its merged runs (`merge_step`), between `perm`
+  and a scratch array by turns, the first chosen so that the last pass
+  writes `perm`."""
+  outer, n, inner = along
+  passes = max(n - 1, 0).bit_length()
+  scratch = ctx.fresh("f")
+  ctx.emit(f"{scratch} = {ctx.lowering.allocation(ctx.dim(outer * n * inner), 'np.int64')}")
+  first, second = (perm, scratch) if passes % 2 == 0 else (scratch, perm)
+  line, other, e, t = ctx.fresh("f"), ctx.fresh("f"), ctx.fresh("e"), ctx.fresh("t")
+  ctx.emit(f"{line}, {other} = {first}, {second}")
+  count, size, step = ctx.dim(outer * n * inner), ctx.dim(n), ctx.dim(inner)
+  with ctx.lowering.elements(t, count):
+    ctx.emit(f"{line}[{t}] = ({t} // {step}) % {size}")
+  with ctx.lowering.block(f"for {e} in range({passes}):"):
+    with ctx.lowering.elements(t, count):
+      ctx.emit(f"{ctx.function(merge_step)}({keys}, {line}, {other}, {t}, {size}, {step}, "
+               f"1 << {e})")
+    ctx.emit(f"{line}, {other} = {other}, {line}")
 
 
 def _named(ctx, source):
@@ -33,16 +90,6 @@ def _named(ctx, source):
   name = ctx.fresh("f")
   ctx.emit(f"{name} = {source}")
   return name
-
-
-def _permutation(ctx, keys, along, perm):
-  """A kernel a thread a line, sorting it by `sort_line`."""
-  outer, n, inner = along
-  scratch = _named(ctx, ctx.lowering.allocation(ctx.dim(2 * outer * n * inner), "np.int64"))
-  t = ctx.fresh("t")
-  with ctx.lowering.elements(t, ctx.dim(outer * inner)):
-    ctx.emit(f"{ctx.function(sort_line)}({keys}, {t}, {ctx.dim(n)}, {ctx.dim(inner)}, "
-             f"{scratch}, {perm})")
 
 
 def _over_result(ctx, perm, along, m, out, element):

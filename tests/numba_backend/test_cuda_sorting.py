@@ -72,6 +72,21 @@ def test_sort_matches_the_reference(dtype, data):
                     lax.sort((y, x), dimension=d, num_keys=2, is_stable=False)], x, y))
 
 
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(0, 70), inner=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
+def test_each_merge_pass_keeps_the_stable_order_of_long_lines_with_ties(n, inner, seed):
+  """Lines of up to 70 elements (up to seven passes of widths 1 to 64, runs
+  ending short), sorted by two keys with many ties: the second key and the
+  tie order of equal pairs (their positions, carried as a third operand)
+  are the reference's."""
+  rng = np.random.default_rng(seed)
+  x = rng.integers(0, 4, (2, n, inner)).astype(np.float32)
+  y = rng.integers(0, 3, x.shape).astype(np.int32)
+  positions = np.arange(x.size, dtype=np.int32).reshape(x.shape)
+  _check(lambda x, y, p: [lax.sort((x, y, p), dimension=1, num_keys=2),
+                          lax.sort((x, p), dimension=1, num_keys=1)], x, y, positions)
+
+
 @pytest.mark.parametrize("dtype", [d for d in DTYPES if d != np.complex64],
                          ids=lambda d: np.dtype(d).name)
 @SETTINGS

@@ -4,8 +4,7 @@ them into the kernels that call them; the simulator runs their Python).
 The sums follow NumPy's order, as the CPU backend's do (its kernels in
 numba_backend/rules/reductions.py, whose vector intrinsics a GPU has not):
 a block of at most 128 reals by eight accumulators, of at most 64 complex
-numbers by four (`block_sum`, `complex_block_sum`), and a run's blocks'
-sums added as `pairwise_plan` says (`planned_sum`)."""
+numbers by four (`block_sum`, `complex_block_sum`)."""
 
 import types
 
@@ -71,23 +70,6 @@ def complex_block_sum(x, start, n, zero):
     res += x[start + i]
     i += 1
   return res
-
-
-@cuda.jit(device=True)
-def planned_sum(blocks, first, plan, stack, zero):
-  """The pairwise sum that `plan` (`pairwise_plan`'s rows (slot, start,
-  size), flat) describes, of its blocks' sums blocks[first], blocks[first +
-  1], ... (in the plan's order), from `zero`; `stack` holds its partial sums."""
-  stack[0] = zero
-  block = first
-  for k in range(0, plan.shape[0], 3):
-    slot = plan[k]
-    if plan[k + 2] == 0:
-      stack[slot] = stack[slot] + stack[slot + 1]
-    else:
-      stack[slot] = blocks[block]
-      block += 1
-  return stack[0]
 
 
 @cuda.jit(device=True)

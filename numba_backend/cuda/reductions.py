@@ -3,8 +3,9 @@ kernels. A thread computes one result element (one row of the operand, its
 reduced axes moved last as on the CPU): float sums in NumPy's order (runs
 summed pairwise, then added in order; one element at a time where NumPy
 adds them so), the other folds in order. A pairwise sum's blocks are summed
-first, a thread a block of every run, then each row's thread adds its
-runs' block sums as the pairwise recursion does (`kernels.planned_sum`).
+first, a thread a block of every run, then the recursion's additions of
+each height by a kernel, a thread an addition of a run (`pairwise_tree`),
+then each row's thread adds its runs' sums in order.
 The folds whose result does not depend on their grouping (integer sums and
 products; max and min, which of equal values and NaNs they keep depending
 on the values' order alone; the bitwise ones; argmax and argmin) fold each
@@ -25,8 +26,6 @@ from numba_backend.lower import RULES, read_element, scalar_dtype, type_source
 from numba_backend.rules import reductions as cpu
 from numba_backend.rules.reductions import _SIXTEEN_BIT, new_flat, pairwise_plan, pairwise_run
 
-_STACK = 64
-"""The partial sums a pairwise sum holds at once (`planned_sum`'s stack)."""
 _CHUNK = 2048
 """The elements of a row a thread folds, where a fold is split (`_fold`, `_arg_extremum`)."""
 
@@ -65,41 +64,71 @@ def _reduce_sum(ctx, x, *, axes):
   zero = ctx.lowering.const(0, acc_dtype)
   complex_ = dtypes.is_complex(aval.dtype)
   ops = pairwise_plan(run, 2 if complex_ else 1)
-  plan = ctx.ints(ops.ravel())
-  blocks = _block_sums(ctx, rows, ops, math.prod(aval.shape) // run, run, zero, complex_)
-  count = ctx.dim(int((ops[:, 2] > 0).sum()))
-  stack = new_flat(ctx, _STACK * max(math.prod(out_aval.shape), 1), acc_dtype)
-  runs = ctx.dim(size // run)
+  nodes, root, additions, heights = pairwise_tree(ops)
+  runs = math.prod(aval.shape) // run
+  values = _block_sums(ctx, rows, ops, runs, run, nodes, complex_, zero)
+  if len(heights):   # each height's additions, by a kernel of a thread an addition of a run
+    triples, starts, counts = ctx.ints(additions.ravel()), ctx.ints(heights[:, 0]), \
+        ctx.ints(heights[:, 1])
+    h, count, first = ctx.fresh("h"), ctx.fresh("n"), ctx.fresh("a")
+    t, g, a = ctx.fresh("t"), ctx.fresh("g"), ctx.fresh("b")
+    with ctx.lowering.block(f"for {h} in range({len(heights)}):"):
+      ctx.emit(f"{count}, {first} = {counts}[{h}], {starts}[{h}]")
+      with ctx.lowering.elements(t, f"{ctx.dim(runs)} * {count}"):
+        ctx.emit(f"{g}, {a} = {t} // {count}, 3 * ({first} + {t} % {count})")
+        base = f"{g} * {ctx.dim(nodes)}"
+        ctx.emit(f"{values}[{base} + {triples}[{a}]] = {values}[{base} + {triples}[{a} + 1]] + "
+                 f"{values}[{base} + {triples}[{a} + 2]]")
+  per_row, stride = ctx.dim(size // run), ctx.dim(nodes)
 
-  def body(row):
+  def body(row):   # the row's runs' sums, added in order from zero
     total, j = ctx.fresh("t"), ctx.fresh("j")
     ctx.emit(f"{total} = {zero}")
-    own = f"{stack}[{row} * {_STACK}:{row} * {_STACK} + {_STACK}]"
-    with ctx.lowering.block(f"for {j} in range({row} * {runs}, {row} * {runs} + {runs}):"):
-      ctx.emit(f"{total} += {ctx.function(kernels.planned_sum)}({blocks}, {j} * {count}, "
-               f"{plan}, {own}, {zero})")
+    with ctx.lowering.block(f"for {j} in range({row} * {per_row}, ({row} + 1) * {per_row}):"):
+      ctx.emit(f"{total} += {values}[{j} * {stride} + {ctx.dim(root)}]")
     ctx.emit(f"{acc}[{row}] = {total}")
 
   _over_rows(ctx, acc, body)
   return cpu.stored(ctx, acc, acc_dtype, out_aval)
 
 
-def _block_sums(ctx, rows, ops, runs, run, zero, complex_):
-  """A flat array of the sums (from `zero`, the name of the accumulator
-  type's zero) of the blocks of the plan `ops` (rows (slot, start, size), a
-  block where size > 0) in each of the `runs` runs of `run` elements of
-  `rows`, run after run, each run's in the plan's order: a kernel, a thread
-  a block."""
+def pairwise_tree(ops):
+  """The pairwise recursion of `pairwise_plan`'s operations `ops` as a tree
+  whose nodes are its blocks (0, 1, ... in the plan's order), then its
+  additions: (the number of nodes, the root, the additions' rows (node,
+  left, right) ordered by height (the longest path down to a block), the
+  heights' rows (first addition, count)). The additions of a height are
+  independent of each other and need only those of lower heights."""
+  blocks = int(np.count_nonzero(ops[:, 2]))
+  stack, height, additions, block = {}, [0] * blocks, [], 0
+  for slot, _, size in ops:
+    if size:
+      stack[slot], block = block, block + 1
+    else:
+      node, left, right = len(height), stack[slot], stack[slot + 1]
+      height.append(1 + max(height[left], height[right]))
+      additions.append((height[node], node, left, right))
+      stack[slot] = node
+  table = np.array(sorted(additions), np.int64).reshape(-1, 4)
+  _, counts = np.unique(table[:, 0], return_counts=True)
+  return len(height), stack[0], table[:, 1:], np.stack([np.cumsum(counts) - counts, counts], 1)
+
+
+def _block_sums(ctx, rows, ops, runs, run, stride, complex_, zero):
+  """A flat array of `stride` values a run for each of the `runs` runs of
+  `run` elements of `rows`, run after run, the first of each run's values
+  the sums (from `zero`, the name of the accumulator type's zero) of the
+  blocks of the plan `ops` (rows (slot, start, size), a block where size >
+  0) in the plan's order: a kernel, a thread a block."""
   leaves = ops[ops[:, 2] > 0]
   starts, sizes, count = ctx.ints(leaves[:, 1]), ctx.ints(leaves[:, 2]), ctx.dim(len(leaves))
-  out = new_flat(ctx, runs * len(leaves), accumulation_dtype(ctx.avals_in[0].dtype))
+  out = new_flat(ctx, runs * stride, accumulation_dtype(ctx.avals_in[0].dtype))
   t, g, b = ctx.fresh("t"), ctx.fresh("g"), ctx.fresh("b")
-  total = ctx.dim(runs * len(leaves))
   block_sum = ctx.function(kernels.complex_block_sum if complex_ else kernels.block_sum)
-  with ctx.lowering.elements(t, total):
+  with ctx.lowering.elements(t, ctx.dim(runs * len(leaves))):
     ctx.emit(f"{g}, {b} = {t} // {count}, {t} % {count}")
-    ctx.emit(f"{out}[{t}] = {block_sum}({rows}, {g} * {ctx.dim(run)} + {starts}[{b}], "
-             f"{sizes}[{b}], {zero})")
+    ctx.emit(f"{out}[{g} * {ctx.dim(stride)} + {b}] = {block_sum}({rows}, {g} * {ctx.dim(run)} "
+             f"+ {starts}[{b}], {sizes}[{b}], {zero})")
   return out
 
 

@@ -18,6 +18,7 @@ import refimpl.numpy as jnp
 from refimpl import lax
 from numba_backend.cuda import reductions as cuda_reductions
 from numba_backend.lower import LoweringError
+from numba_backend.rules.reductions import pairwise_plan
 from conformance import strategies as cst
 from tests.numba_backend.ptx import compiled_ptx, instructions, programs_ptx
 from tests.numba_backend.test_elementwise import run_x64
@@ -204,6 +205,27 @@ def test_reductions_match_the_reference_bit_for_bit(reduction):
   want = jax.jit(fun, backend="reference")(x)
   assert got.dtype == want.dtype and got.shape == want.shape
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 40000), st.sampled_from([1, 2]), st.integers(0, 2**32 - 1))
+def test_the_pairwise_tree_adds_as_the_plan_does(n, scale, seed):
+  """`pairwise_tree` evaluated a height at a time (each addition's operands
+  computed at a lower height) gives the plan's stack program's sum, bit for
+  bit, on random block sums; every block and addition is a node once."""
+  ops = pairwise_plan(n, scale)
+  blocks = np.random.default_rng(seed).standard_normal(int(np.count_nonzero(ops[:, 2])))
+  stack, block = {}, iter(blocks)
+  for slot, _, size in ops:   # the plan, as `planned_sum` runs it
+    stack[slot] = next(block) if size else stack[slot] + stack[slot + 1]
+  nodes, root, additions, heights = cuda_reductions.pairwise_tree(ops)
+  values = {k: v for k, v in enumerate(blocks)}
+  assert nodes == len(blocks) + len(additions) and heights[:, 1].sum() == len(additions)
+  for first, count in heights:
+    level = additions[first:first + count]
+    assert all(left in values and right in values for _, left, right in level)
+    values.update({node: values[left] + values[right] for node, left, right in level})
+  assert len(values) == nodes and values[root] == stack[0]
 
 
 @settings(max_examples=25, deadline=None)
@@ -450,6 +472,8 @@ programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T
                 jnp.max(jnp.tile(x, n)), jnp.argmax(jnp.tile(x, n), 1),
                 jnp.sum(jnp.tile(x, n).astype(jnp.int32), 1)) for kind, n in [("long", 600),
                                                                                ("short", 2)]},
+            **{f"{kind} sum": lambda x, y, n=n: jnp.sum(jnp.tile(x, n), 1)
+               for kind, n in [("pairwise", 100), ("one block", 1)]},
             "cumulative": lambda x, y: (jax.lax.cumlogsumexp(x, axis=1), jnp.cumsum(y, axis=0),
                                         jax.lax.reduce(x, np.float32(0), lambda a, b: a * b + 1,
                                                        (0,))),
@@ -481,6 +505,7 @@ from refimpl import dtypes
 from numba_backend.lower import ELEMENTWISE_RULES
 from numba_backend.cuda import device
 from numba_backend.lower import LoweringError
+from numba_backend.rules.reductions import pairwise_plan
 params = {"conj": lambda dt: dict(input_dtype=dt), "round": lambda dt: dict(rounding_method=0),
           "convert_element_type": lambda dt: dict(new_dtype=np.dtype(np.float64),
                                                   weak_type=False, sharding=None),
@@ -556,6 +581,12 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
   assert {"_store_row", "kernel0"} <= {kernel for kernel, _ in found["control flow"]}
   # folds of rows longer than _CHUNK: a kernel for the chunks, another for the rows
   assert len(found["long rows"]) == len(found["short rows"]) + 3
+  # sums of runs longer than a block (400 here): beside the tile's kernel and
+  # those of a one-block sum (its blocks, its rows), a kernel launched once a
+  # height of the recursion's additions (two heights here)
+  launched = [kernel for kernel, _ in found["pairwise sum"]]
+  assert len(launched) == len(found["one block sum"]) + 3
+  assert sorted(launched.count(kernel) for kernel in set(launched))[-2:] == [1, 2]
   # products by tiles in shared memory
   tiled = [ptx for kernel, ptx in found["matmul"] if kernel == "tiled"]
   assert len(tiled) == 2 and all(".shared" in ptx and "bar.sync" in ptx for ptx in tiled)

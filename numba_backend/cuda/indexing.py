@@ -3,16 +3,18 @@ arithmetic (numba_backend/rules/indexing.py) computed on the device from
 each element's index alone (`kernels.window_position`): every start is
 clamped, or its window filled or dropped, before any access.
 
-gather is one kernel, a thread an element of the result. scatter is a
-kernel of one thread writing the updates in the reference's order, so that
-repeated indices combine as there, deterministically (and slowly: a
-parallel scatter must keep that order)."""
+gather is one kernel, a thread an element of the result. scatter orders
+its updates by operand position, stably (the sort's merge passes), so that
+a thread for each position applies that position's updates in the
+reference's order: repeated indices combine as there, deterministically,
+and distinct positions in parallel."""
 
 import numpy as np
 
 from refimpl.lax import indexing as lax
 from numba_backend.cuda import kernels
 from numba_backend.cuda.lower import CUDA_RULES
+from numba_backend.cuda.sorting import merge_sort
 from numba_backend.lower import type_source
 from numba_backend.rules import indexing as cpu
 
@@ -53,14 +55,41 @@ def _take(ctx, operand, windows, fill, out):
 
 
 def _apply(ctx, out, windows, updates, combiner, dtype):
-  """A kernel of one thread writing the updates in order."""
+  """The updates' operand positions (-1: dropped) by a kernel, a thread an
+  update element; their stable order by position (`merge_sort`); then a
+  kernel a thread a position of that order: a plain scatter's last update
+  of each operand position writes it, and a combiner's first one combines
+  all of that position's updates into it, in the reference's order."""
   updates = _named(ctx, updates)
   count, arguments = _on_device(ctx, **windows)
-  t, k, p, q = ctx.fresh("t"), ctx.fresh("k"), ctx.fresh("p"), ctx.fresh("q")
-  with ctx.lowering.elements(t, "1"):
-    with ctx.lowering.block(f"for {k} in range({count}):"):
-      ctx.emit(f"{p}, {q} = {ctx.function(kernels.window_position)}({k}, {arguments})")
-      cpu.combine_at(ctx, combiner, out, p, f"{updates}[{q}]", dtype)
+  targets, sources, order = (ctx.fresh("f") for _ in range(3))
+  ctx.emit(f"{targets} = {ctx.lowering.allocation(f'(1, {count})', 'np.int64')}")
+  ctx.emit(f"{sources} = {ctx.lowering.allocation(count, 'np.int64')}")
+  ctx.emit(f"{order} = {ctx.lowering.allocation(count, 'np.int64')}")
+  k, j, i, p = ctx.fresh("k"), ctx.fresh("j"), ctx.fresh("i"), ctx.fresh("p")
+  with ctx.lowering.elements(k, count):
+    ctx.emit(f"{targets}[0, {k}], {sources}[{k}] = "
+             f"{ctx.function(kernels.window_position)}({k}, {arguments})")
+  merge_sort(ctx, targets, (1, cpu.window_count(windows["indices_aval"], windows["window_shape"],
+                                                 windows["window_dims"]), 1), order)
+
+  def target(j):
+    return f"{targets}[0, {order}[{j}]]"
+
+  def update(j):
+    return f"{updates}[{sources}[{order}[{j}]]]"
+
+  with ctx.lowering.elements(j, count):
+    ctx.emit(f"{p} = {target(j)}")
+    if combiner is None:
+      with ctx.lowering.block(f"if {j} == {count} - 1 or {target(f'{j} + 1')} != {p}:"):
+        cpu.combine_at(ctx, None, out, p, update(j), dtype)
+    else:
+      with ctx.lowering.block(f"if {j} == 0 or {target(f'{j} - 1')} != {p}:"):
+        ctx.emit(f"{i} = {j}")
+        with ctx.lowering.block(f"while {i} < {count} and {target(i)} == {p}:"):
+          cpu.combine_at(ctx, combiner, out, p, update(i), dtype)
+          ctx.emit(f"{i} += 1")
 
 
 CUDA_RULES[lax.gather_p] = cpu.gather_rule(_take)

@@ -62,7 +62,7 @@ def merge_step(keys, line, other, t, n, inner, width):
   other[base + place * inner] = item
 
 
-def _permutation(ctx, keys, along, perm):
+def merge_sort(ctx, keys, along, perm):
   """The CPU's bottom-up merge sort of every line, a kernel a pass: the
   identity, then for each width 1, 2, 4, ... below n a thread an element
   moving it to its place in its merged runs (`merge_step`), between `perm`
@@ -119,4 +119,4 @@ def _first(ctx, perm, along, m, out):
   _over_result(ctx, perm, along, m, out, lambda index, position: f"np.int32({index})")
 
 
-CUDA_RULES.update(zip(cpu.PRIMITIVES, cpu.sorting_rules(_permutation, _take, _first)))
+CUDA_RULES.update(zip(cpu.PRIMITIVES, cpu.sorting_rules(merge_sort, _take, _first)))

@@ -410,6 +410,21 @@ def test_scatter_combiners_agree_with_the_reference(data):
         x, indices, updates, backend="numba-cuda")
 
 
+@settings(max_examples=6, deadline=None)
+@given(st.integers(0, 120), st.integers(0, 2**32 - 1))
+def test_scatters_apply_each_positions_updates_in_order(count, seed):
+  """Up to 120 scalar updates on 5 positions (long runs of each, and
+  indices out of bounds dropped or clipped): float sums and products round
+  in the reference's order, and a plain scatter keeps the last update."""
+  rng = np.random.default_rng(seed)
+  x = rng.standard_normal(5).astype(np.float32)
+  indices = rng.integers(-2, 7, count).astype(np.int32)
+  updates = (rng.standard_normal(count) * 10.0 ** rng.integers(-3, 4, count)).astype(np.float32)
+  check(lambda x, i, u: [x.at[i].add(u, mode="drop"), x.at[i].multiply(u, mode="clip"),
+                         x.at[i].set(u, mode="drop"), x.at[i].min(u, mode="drop")],
+        x, indices, updates, backend="numba-cuda")
+
+
 def test_a_primitive_not_lowered_yet_is_a_clear_error():
   from numba_backend.cuda.lower import CUDA_RULES
   with pytest.MonkeyPatch.context() as patch:

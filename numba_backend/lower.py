@@ -428,8 +428,7 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True, destinations=None):
       return lowering.const(atom.val, atom.aval.dtype)
     return env[atom]
 
-  eqns, outvars = _inline_calls(lowering, _contracted(jaxpr) if contract else jaxpr.eqns,
-                                jaxpr.outvars, env)
+  eqns, outvars = evaluated_equations(lowering, jaxpr, env, contract)
   eqns = _transposed_products(eqns, outvars)
   last_read = _last_reads(eqns, outvars)
   into = {outvars[k]: name for k, name in (destinations or {}).items()}
@@ -471,6 +470,15 @@ def lower_jaxpr(lowering, jaxpr, args, contract=True, destinations=None):
 
 def _rule(eqn):
   return (KEY_RULES if on_keys(eqn) else RULES).get(eqn.primitive)
+
+
+def evaluated_equations(lowering, jaxpr, env, contract=True):
+  """(the equations, the outputs) of `jaxpr` as `lower_jaxpr` evaluates it:
+  calls inlined (`_inline_calls`, their consts bound in `env`), and the
+  products that the reference contracts fused into their additions unless
+  not `contract`."""
+  return _inline_calls(lowering, _contracted(jaxpr) if contract else jaxpr.eqns, jaxpr.outvars,
+                       env)
 
 
 def _inline_calls(lowering, eqns, outvars, env):
@@ -620,6 +628,31 @@ def fusible(eqn):
                          or any(n not in (1, m) for n, m in zip(a.aval.shape, shape))):
       return None
   return shape
+
+
+def per_element(eqn, shape):
+  """Whether each element of the result of `eqn` is a function of the same
+  element of its operands of `shape` and of its rank-0 operands alone:
+  elementwise on operands of `shape` or rank 0 (a result of `shape` or rank
+  0), or a broadcast of a rank-0 value to `shape`."""
+  if _rank0(eqn):
+    return True
+  if fusible(eqn) != shape or _array_broadcast(eqn):
+    return False
+  return _scalar_broadcast(eqn) or all(a.aval.shape in ((), shape) for a in eqn.invars)
+
+
+def element_of(lowering, eqn, operands):
+  """The name of a new variable holding the element that the elementwise
+  equation `eqn` (or a broadcast of a rank-0 value) computes from the
+  elements named `operands`."""
+  if _scalar_broadcast(eqn):
+    return operands[0]
+  (v,) = eqn.outvars
+  name = lowering.fresh("e")
+  expr = ELEMENTWISE_RULES[eqn.primitive](RuleContext(lowering, eqn), *operands, **eqn.params)
+  lowering.emit(f"{name} = {lowering.scalar(expr, v.aval.dtype)}")
+  return name
 
 
 def _scalar_broadcast(eqn):
@@ -908,13 +941,7 @@ def _lower_elements(lowering, eqns, rows, written, scalars, size):
       if _array_broadcast(eqn):
         local[v] = element(v)
         continue
-      if _scalar_broadcast(eqn):
-        local[v] = element(eqn.invars[0])
-        continue
-      ctx = RuleContext(lowering, eqn)
-      expr = ELEMENTWISE_RULES[eqn.primitive](ctx, *[element(a) for a in eqn.invars], **eqn.params)
-      local[v] = lowering.fresh("e")
-      lowering.emit(f"{local[v]} = {lowering.scalar(expr, v.aval.dtype)}")
+      local[v] = element_of(lowering, eqn, [element(a) for a in eqn.invars])
     for v, row in written.items():
       lowering.emit(f"{row}[{index}] = {element_to_store(local[v], v.aval.dtype)}")
 

@@ -9,8 +9,6 @@ from refimpl import ad_checkpoint, custom_derivatives, random
 from refimpl.lax import elementwise, indexing, parallel, shapes as lax, staging
 from refimpl.lax.control_flow import solves
 from refimpl.lax.control_flow.conditionals import cond_p
-from refimpl.lax.control_flow.loops import scan_p
-from refimpl.lax.control_flow.while_loop import while_p
 from numba_backend.cuda.lower import CUDA_KEY_RULES, CUDA_RULES
 from numba_backend.lower import KEY_RULES, RULES
 
@@ -35,5 +33,5 @@ run_as_they_are(
     staging.dce_sink_p,
     custom_derivatives.custom_lin_p, solves.linear_solve_p, parallel.psum_p, parallel.pmax_p,
     parallel.pmin_p,
-    # branches and loops run by the host program (numba_backend/cuda/control_flow.py)
-    cond_p, while_p, scan_p)
+    # branches run by the host program (loops: numba_backend/cuda/control_flow.py)
+    cond_p)

@@ -303,6 +303,14 @@ _CONTROL_FLOW = {
                                        x.reshape(-1)[0], x, reverse=True),
     "checkpointed grad": jax.grad(lambda x: jnp.sum(jax.checkpoint(
         lambda x: lax.fori_loop(0, 2, lambda i, x: jnp.sin(x) * x, x))(x.astype(jnp.float32)))),
+    # elementwise steps: a kernel whose threads each run the loop on their elements
+    "fori in threads": lambda x: lax.fori_loop(
+        0, 5, lambda i, x: jnp.where(x > 0, jnp.sin(x) * 2, x - i.astype(x.dtype)), x),
+    "while in threads": lambda x: lax.while_loop(lambda c: c[0] < 6, lambda c: (
+        c[0] + 1, c[2] * c[1] + jnp.exp(-c[1] * c[1]), c[1]), (0, x, x * 0.5)),
+    "scan in threads": lambda x: (lambda x: lax.scan(lambda c, t: (
+        (c[0] * t[0] + jnp.tanh(c[1]), c[1] + t[1]), (c[0] - t[0], c[1] * 2)),
+        (x[0], x[0, 0]), (x, x[:, 0]), reverse=True))(x.reshape(x.shape[0], -1)),
     "callbacks": lambda x: jax.pure_callback(
         lambda a, b: (np.cos(a) * b).astype(a.dtype), jax.ShapeDtypeStruct(x.shape, x.dtype),
         x * 2, jnp.sum(x)) + 1,
@@ -497,7 +505,10 @@ programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T
                                     jnp.pad(jnp.tile(x, 2), ((1, 0), (2, 1))),
                                     jax.lax.dynamic_update_slice(x, y[:2].T, (1, 1))),
             "control flow": lambda x, y: (
-                jax.lax.fori_loop(0, 3, lambda i, c: c * 0.5 + y.T, x),
+                jax.lax.fori_loop(0, 3, lambda i, c: c * 0.5 + jnp.max(y), x),
+                jax.lax.scan(lambda c, r: (c + jnp.max(r), c * r), x[0], x)),
+            "loops in threads": lambda x, y: (
+                (lambda t: jax.lax.fori_loop(0, 3, lambda i, c: c * 0.5 + t, x))(y.T),
                 jax.lax.scan(lambda c, r: (c + r, c * r), x[0], x)),
             "indexing": lambda x, y: (x[jnp.array([2, 0, 5])], x.at[jnp.array([1, 1])].add(y.T[:2]),
                                       x.at[:, jnp.array([0, 3])].set(-1.0))}
@@ -594,6 +605,9 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
   assert not any(".extern .func" in ptx for _, ptx in found["indexing"])
   # the loops' bodies, and the copies of the carries and ys (store_row)
   assert {"_store_row", "kernel0"} <= {kernel for kernel, _ in found["control flow"]}
+  # elementwise loops: a kernel each, launched once (beside y.T's and x[0]'s)
+  launched = [kernel for kernel, _ in found["loops in threads"]]
+  assert len(launched) == len(set(launched)) == 4 and "_store_row" not in launched
   # folds of rows longer than _CHUNK: a kernel for the chunks, another for the rows
   assert len(found["long rows"]) == len(found["short rows"]) + 3
   # sums of runs longer than a block (400 here): beside the tile's kernel and
@@ -605,7 +619,8 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
   # products by tiles in shared memory
   tiled = [ptx for kernel, ptx in found["matmul"] if kernel == "tiled"]
   assert len(tiled) == 2 and all(".shared" in ptx and "bar.sync" in ptx for ptx in tiled)
-  assert not any(instructions(ptx, ".f64") for _, ptx in found["control flow"] + found["masks"])
+  assert not any(instructions(ptx, ".f64") for _, ptx in
+                 found["control flow"] + found["loops in threads"] + found["masks"])
 
 
 # --- device arrays -------------------------------------------------------------------------

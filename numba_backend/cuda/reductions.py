@@ -67,18 +67,18 @@ def _reduce_sum(ctx, x, *, axes):
   nodes, root, additions, heights = pairwise_tree(ops)
   runs = math.prod(aval.shape) // run
   values = _block_sums(ctx, rows, ops, runs, run, nodes, complex_, zero)
-  if len(heights):   # each height's additions, by a kernel of a thread an addition of a run
-    triples, starts, counts = ctx.ints(additions.ravel()), ctx.ints(heights[:, 0]), \
-        ctx.ints(heights[:, 1])
-    h, count, first = ctx.fresh("h"), ctx.fresh("n"), ctx.fresh("a")
-    t, g, a = ctx.fresh("t"), ctx.fresh("g"), ctx.fresh("b")
-    with ctx.lowering.block(f"for {h} in range({len(heights)}):"):
-      ctx.emit(f"{count}, {first} = {counts}[{h}], {starts}[{h}]")
-      with ctx.lowering.elements(t, f"{ctx.dim(runs)} * {count}"):
-        ctx.emit(f"{g}, {a} = {t} // {count}, 3 * ({first} + {t} % {count})")
-        base = f"{g} * {ctx.dim(nodes)}"
-        ctx.emit(f"{values}[{base} + {triples}[{a}]] = {values}[{base} + {triples}[{a} + 1]] + "
-                 f"{values}[{base} + {triples}[{a} + 2]]")
+  # each height's additions, by a kernel of a thread an addition of a run
+  triples, starts, counts = ctx.ints(additions.ravel()), ctx.ints(heights[:, 0]), \
+      ctx.ints(heights[:, 1])
+  h, count, first = ctx.fresh("h"), ctx.fresh("n"), ctx.fresh("a")
+  t, g, a = ctx.fresh("t"), ctx.fresh("g"), ctx.fresh("b")
+  with ctx.lowering.block(f"for {h} in range({ctx.dim(len(heights))}):"):
+    ctx.emit(f"{count}, {first} = {counts}[{h}], {starts}[{h}]")
+    with ctx.lowering.elements(t, f"{ctx.dim(runs)} * {count}"):
+      ctx.emit(f"{g}, {a} = {t} // {count}, 3 * ({first} + {t} % {count})")
+      base = f"{g} * {ctx.dim(nodes)}"
+      ctx.emit(f"{values}[{base} + {triples}[{a}]] = {values}[{base} + {triples}[{a} + 1]] + "
+               f"{values}[{base} + {triples}[{a} + 2]]")
   per_row, stride = ctx.dim(size // run), ctx.dim(nodes)
 
   def body(row):   # the row's runs' sums, added in order from zero

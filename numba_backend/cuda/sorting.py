@@ -72,9 +72,9 @@ def merge_sort(ctx, keys, along, perm):
   passes = max(n - 1, 0).bit_length()
   scratch = ctx.fresh("f")
   ctx.emit(f"{scratch} = {ctx.lowering.allocation(ctx.dim(outer * n * inner), 'np.int64')}")
-  first, second = (perm, scratch) if passes % 2 == 0 else (scratch, perm)
   line, other, e, t = ctx.fresh("f"), ctx.fresh("f"), ctx.fresh("e"), ctx.fresh("t")
-  ctx.emit(f"{line}, {other} = {first}, {second}")
+  passes = ctx.dim(passes)
+  ctx.emit(f"{line}, {other} = ({perm}, {scratch}) if {passes} % 2 == 0 else ({scratch}, {perm})")
   count, size, step = ctx.dim(outer * n * inner), ctx.dim(n), ctx.dim(inner)
   with ctx.lowering.elements(t, count):
     ctx.emit(f"{line}[{t}] = ({t} // {step}) % {size}")

@@ -1,19 +1,24 @@
 """fft on the numba-cuda backend: NumPy's one-dimensional transforms in its
-axis order (`transforms`, numba_backend/rules/fft.py), each a kernel whose
-thread computes one output element, a DFT sum in float64 (`dft`) with
-twiddles computed on the host by NumPy (`twiddles`, program constants), into
-complex128 arrays, the last transform's outputs rounded once to the result
-dtype. Not pocketfft's algorithm, so not its bits: a transform of length n
-is within (⌈log2 n⌉ + 20)·ε·S of the exact one (ε float64's eps, S the sum of
-the magnitudes of its n inputs, IRFFT's Hermitian spectrum whole, over n for
+axis order (`transforms`, numba_backend/rules/fft.py), each a mixed-radix
+Cooley-Tukey transform in complex128: the line's inputs (IRFFT's Hermitian
+spectrum made whole) loaded by a kernel, then a kernel for each radix r of
+n's factorization (`radices`: fours, a two, then odd primes ascending), a
+thread an output of the stage computing its sum of r products (`stage`),
+then the outputs (scaled by 1/n for the inverse transforms, as pocketfft
+does) rounded to the result dtype by the last transform. Twiddles are
+computed on the host by NumPy (`twiddles`, program constants). Not
+pocketfft's order, so not its bits: a transform of length n is within
+(Σ_r (r + 8) + 1)·ε·S of the exact one (ε float64's eps, S the sum of the
+magnitudes of its n inputs, IRFFT's Hermitian spectrum whole, over n for
 the inverse transforms), so the whole result within the sum of its
-transforms' (⌈log2 n⌉ + 20)·ε·S, S over the whole transformed block (the
-transforms' unit weights carry each one's error on unchanged), before its
-rounding. An output to which a non-finite value contributes is NaN."""
+transforms' bounds, S over the whole transformed block (the transforms'
+unit weights carry each one's error on unchanged), before its rounding.
+A stage's output to which a non-finite value contributes is NaN, so every
+output of a transform reading one is. The work is n·Σ_r r a transform: a
+large prime factor p of n costs p terms an output."""
 
 import math
 
-import numba
 import numpy as np
 from numba import cuda
 
@@ -23,10 +28,23 @@ from numba_backend.cuda.lower import CUDA_RULES
 from numba_backend.lower import type_source
 from numba_backend.rules.fft import transforms, unless_empty
 
-_BLOCK = 8
-"""The terms a block of `dft`'s sum adds in order."""
-_LEVELS = 64
-"""The partial sums `dft`'s pairwise sum holds at most (one a power of two of blocks)."""
+
+def radices(n):
+  """The factors of n by which its transform proceeds, in order: fours, a
+  two, then its odd prime factors ascending (none for n <= 1)."""
+  factors, p = [], 3
+  while n % 4 == 0 and n > 1:
+    factors.append(4)
+    n //= 4
+  if n % 2 == 0 and n > 1:
+    factors.append(2)
+    n //= 2
+  while n > 1:
+    while n % p == 0:
+      factors.append(p)
+      n //= p
+    p += 2
+  return factors
 
 
 def twiddles(n, sign):
@@ -43,81 +61,93 @@ def twiddles(n, sign):
 
 
 @cuda.jit(device=True)
-def dft(x, start, stride, count, table, k, hermitian):
-  """(real part, imaginary part), in float64, of output k of the transform
-  of length n = table.size whose twiddles are `table` (`twiddles`) of the
-  count <= n elements x_j = x[start + j * stride] (k < n): sum_j x_j·w[j k mod n];
-  `hermitian`: (the real sum of the Hermitian spectrum of which x_j are the
-  first count entries, 0): Re(x_0) + 2·sum_{0<j<n/2} Re(x_j·w[j k mod n])
-  + Re(x_{n/2})·w[n/2 k mod n] for even n. Each product's part is
-  a·c - b·d (a·d + b·c) rounded twice (no fma); the terms are added in
-  ascending j in blocks of 8, each summed in order from zero, the blocks'
-  sums pairwise (those of 2^(m+1) aligned blocks as the sum of the first
-  2^m's plus the next 2^m's), the partial sums left at the end from the
-  last: deterministic. NaN, both parts, where an input part read is not finite."""
-  n = table.size
-  re_sums = cuda.local.array(_LEVELS, numba.float64)
-  im_sums = cuda.local.array(_LEVELS, numba.float64)
-  top, poison, m = 0, 0.0, 0   # m: j k mod n
-  for first in range(0, count, _BLOCK):
-    re, im = 0.0, 0.0
-    for j in range(first, min(first + _BLOCK, count)):
-      value, w = x[start + j * stride], table[m]
-      a, b = np.float64(value.real), np.float64(value.imag)
-      m = m + k if m + k < n else m + k - n
-      if hermitian and (j == 0 or 2 * j == n):
-        poison += a - a   # (0 where a is finite, else NaN)
-        re += a * w.real
-      elif hermitian:
-        poison += (a - a) + (b - b)
-        re += 2.0 * (a * w.real - b * w.imag)
-      else:
-        poison += (a - a) + (b - b)
-        re += a * w.real - b * w.imag
-        im += a * w.imag + b * w.real
-    merged = first // _BLOCK   # the blocks before: its trailing ones, sums to merge
-    while merged & 1:
-      top -= 1
-      re, im = re_sums[top] + re, im_sums[top] + im
-      merged >>= 1
-    re_sums[top], im_sums[top] = re, im
-    top += 1
-  re, im = 0.0, 0.0
-  for level in range(top - 1, -1, -1):
-    re, im = re_sums[level] + re, im_sums[level] + im
+def load(x, t, n, length, inner, terms, hermitian):
+  """Input j = t % n of line t // n (outer index times `inner` plus inner
+  index) of a transform of length n along an axis of `length` of the flat
+  array x, as complex128; `hermitian` (IRFFT): entry j of the Hermitian
+  spectrum whose first `terms` entries x holds (its others zero): x_j for
+  j <= n/2 (the real part alone for j 0 and n/2), else conj(x_(n - j))."""
+  line, j = t // n, t % n
+  start = (line // inner) * length * inner + line % inner
+  if not hermitian:
+    return complex(x[start + j * inner])
+  m = j if 2 * j <= n else n - j
+  if m >= terms:
+    return complex(0.0, 0.0)
+  value = complex(x[start + m * inner])
+  if m == 0 or 2 * m == n:
+    return complex(value.real, 0.0)
+  return value if m == j else value.conjugate()
+
+
+@cuda.jit(device=True)
+def stage(source, t, n, table, radix, before):
+  """Output t of the stage of radix `radix` of the transforms of length n
+  whose twiddles are `table` (`twiddles`) on the flat lines of n of
+  `source`, each holding, for each q < n / before, the transform of length
+  `before` of its inputs q, q + n / before, ... in place q·before + k: the
+  transform of length before·radix of inputs q, q + n / (before·radix), ...
+  at its place, sum_j w[(j k mod before·radix)·n / (before·radix)]·source_j
+  over the radix transforms interleaved in it, j ascending from zero, each
+  product's part a·c - b·d (a·d + b·c) rounded twice (no fma); NaN, both
+  parts, where a value read is not finite."""
+  line, e = t // n, t % n
+  after = before * radix
+  q, k, stride = e // after, e % after, n // after
+  re, im, poison = 0.0, 0.0, 0.0
+  for j in range(radix):
+    value, w = source[line * n + (q + j * stride) * before + k % before], \
+        table[((j * k) % after) * stride]
+    a, b = value.real, value.imag
+    poison += (a - a) + (b - b)   # (0 where both are finite, else NaN)
+    re += a * w.real - b * w.imag
+    im += a * w.imag + b * w.real
   if poison != poison:
-    return math.nan, math.nan
-  return re, im
+    return complex(math.nan, math.nan)
+  return complex(re, im)
 
 
 def _transform(ctx, value, shape, axis, function, n, twiddle, dtype):
-  """A kernel computing np.fft's `function` of length n along `axis` of the
-  flat array `value` of `shape` (a thread an output: `dft`, with the
-  `twiddle` table's name) into a new flat array of `dtype`; the inverse
+  """Kernels computing np.fft's `function` of length n along `axis` of the
+  flat array `value` of `shape` (`load`, a `stage` a radix of n, `twiddle`
+  the table's name) into a new flat array of `dtype`; the inverse
   transforms scaled by 1/n after the sum, as pocketfft does. Its name."""
   hermitian = function == "irfft"
   size = n // 2 + 1 if function == "rfft" else n   # the outputs along the axis
   terms = min(shape[axis], n // 2 + 1) if hermitian else n
-  inner = math.prod(shape[axis + 1:])
-  count = math.prod(shape[:axis]) * size * inner
-  out = ctx.fresh()
-  ctx.emit(f"{out} = {ctx.lowering.allocation(ctx.dim(count), type_source(dtype))}")
+  outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+  factors = radices(n)
+  work, other, out = ctx.fresh(), ctx.fresh(), ctx.fresh()
+  for name, count, kind in ((work, outer * inner * n, np.complex128),
+                            (other, outer * inner * n, np.complex128),
+                            (out, outer * size * inner, dtype)):
+    ctx.emit(f"{name} = {ctx.lowering.allocation(ctx.dim(count), type_source(kind))}")
   scale = ctx.lowering.const(1 / max(n, 1), np.float64) if function in ("ifft", "irfft") else None
-  length, inner, size, terms = map(ctx.dim, (shape[axis], inner, size, terms))
-  t, o, k, i, re, im = (ctx.fresh(p) for p in ("t", "o", "k", "i", "r", "m"))
-  with ctx.lowering.elements(t, ctx.dim(count)):
-    ctx.emit(f"{o}, {k}, {i} = {t} // ({size} * {inner}), ({t} // {inner}) % {size}, {t} % {inner}")
-    ctx.emit(f"{re}, {im} = {ctx.function(dft)}({value}, {o} * {length} * {inner} + {i}, {inner}, "
-             f"{terms}, {twiddle}, {k}, {hermitian})")
+  lines, length, step, terms, steps = ctx.dim(outer * inner * n), *map(
+      ctx.dim, (shape[axis], inner, terms)), ctx.ints(factors)
+  results, size, n = ctx.dim(outer * size * inner), ctx.dim(size), ctx.dim(n)
+  t, o, k, i, v, s, before = (ctx.fresh(p) for p in "tokivsb")
+  with ctx.lowering.elements(t, lines):
+    ctx.emit(f"{work}[{t}] = {ctx.function(load)}({value}, {t}, {n}, {length}, {step}, "
+             f"{terms}, {hermitian})")
+  ctx.emit(f"{before} = 1")
+  with ctx.lowering.block(f"for {s} in range({ctx.dim(len(factors))}):"):
+    with ctx.lowering.elements(t, lines):
+      ctx.emit(f"{other}[{t}] = {ctx.function(stage)}({work}, {t}, {n}, {twiddle}, "
+               f"{steps}[{s}], {before})")
+    ctx.emit(f"{work}, {other}, {before} = {other}, {work}, {before} * {steps}[{s}]")
+  with ctx.lowering.elements(t, results):
+    ctx.emit(f"{o}, {k}, {i} = {t} // ({size} * {step}), ({t} // {step}) % {size}, {t} % {step}")
+    ctx.emit(f"{v} = {work}[({o} * {step} + {i}) * {n} + {k}]")
     if scale:
-      ctx.emit(f"{re}, {im} = {re} * {scale}, {im} * {scale}")
-    ctx.emit(f"{out}[{t}] = {type_source(dtype)}({re if hermitian else f'complex({re}, {im})'})")
+      ctx.emit(f"{v} = complex({v}.real * {scale}, {v}.imag * {scale})")
+    ctx.emit(f"{out}[{t}] = {type_source(dtype)}({f'{v}.real' if hermitian else v})")
   return out
 
 
 def _fft(ctx, x, *, fft_type, fft_lengths):
-  """NumPy's transforms, a kernel each, into complex128 arrays, the last
-  one's outputs rounded to the result dtype."""
+  """NumPy's transforms (`_transform`'s kernels each) into complex128
+  arrays, the last one's outputs rounded to the result dtype."""
   (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
   tables = {}
 

@@ -929,18 +929,15 @@ def test_random_programs_agree(flavour, data):
     run_instances(data, builder, program, types)
 
 
-CUDA_OPERATIONS = [unary, unary, binary, binary, select, convert, broadcast, reshape, transpose,
-                   rev, slice_, pad, concatenate, reduce, cumulative, dot_general, dynamic_slice,
-                   dynamic_update_slice, gather, scatter]
-"""The operations the numba-cuda backend lowers so far."""
-
-
+@pytest.mark.parametrize("flavour", ["dataflow", "control"])
 @SETTINGS
 @given(data=st.data())
-def test_random_programs_agree_on_numba_cuda(data):
-  """Programs of the operations numba-cuda lowers, run in numba's CUDA simulator."""
-  builder = Builder(data, operations=CUDA_OPERATIONS, control=[])
-  program, types = draw_program(builder)
+def test_random_programs_agree_on_numba_cuda(flavour, data):
+  """Programs of operations only, and programs starting with control flow
+  or a transform (loops with elementwise steps run in the threads of one
+  kernel, the others by the host), run in numba's CUDA simulator."""
+  builder = Builder(data, control=[]) if flavour == "dataflow" else Builder(data)
+  program, types = draw_program(builder, first=CONTROL if flavour == "control" else None)
   run_instances(data, builder, program, types, backend="numba-cuda")
 
 

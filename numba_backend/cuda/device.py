@@ -22,6 +22,7 @@ _MAX_BLOCKS = 65535 * 4
 """The most blocks a launch asks for: grid-stride loops cover the rest."""
 
 _ptx = None   # while compiling_to_ptx: its list of (kernel name, PTX)
+_launches = None   # while recording_launches: its set of launches
 
 
 def launch(kernel, count, *args):
@@ -40,13 +41,22 @@ def launch_grid(kernel, blocks, threads, *args):
   """Runs `kernel` on `args` with `blocks` blocks (an int or a tuple of up
   to three) of `threads` threads (likewise), compiled (at its first launch
   for these types) without contraction."""
+  if _launches is not None:
+    _launches.add((kernel.py_func.__code__.co_filename, kernel.py_func.__name__,
+                   tuple(numba.typeof(a) for a in args), int(np.prod(threads))))
+  if _ptx is not None:
+    _ptx.append((kernel.py_func.__name__, ptx(kernel, tuple(numba.typeof(a) for a in args))))
+    return
   with _without_contraction():
-    if _ptx is not None:
-      signature = tuple(numba.typeof(a) for a in args)
-      _ptx.append((kernel.py_func.__name__,
-                   cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))[0]))
-      return
     kernel[blocks, threads](*args)
+
+
+def ptx(kernel, signature):
+  """The PTX of `kernel` for compute capability 9.0 on arguments of the
+  Numba types `signature`, compiled without contraction (inside
+  `compiling_to_ptx`, not in the CUDA simulator)."""
+  with _without_contraction():
+    return cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))[0]
 
 
 @contextlib.contextmanager
@@ -105,6 +115,20 @@ def to_device(x):
 def to_host(x):
   """The device array `x` copied to a new host array."""
   return x if _ptx is not None else x.copy_to_host()
+
+
+@contextlib.contextmanager
+def recording_launches():
+  """While in the `with`, each launch is recorded in the set the `with`
+  gives: (its kernel's source file, its name, its arguments' Numba types,
+  its threads a block), for compiling every kernel a run launched to PTX
+  (`ptx`, in a process outside the CUDA simulator)."""
+  global _launches
+  _launches = found = set()
+  try:
+    yield found
+  finally:
+    _launches = None
 
 
 def compiling():

@@ -96,6 +96,10 @@ class KernelLowering(lower.Lowering):
     body = [line[4 * depth:] for line in self.lines[start:]]
     del self.lines[start:]
     body, count = _flattened(body, index, count)
+    for view in _views(body):   # (made on the host: device code has no reshape of its own)
+      name = self.fresh("f")
+      self.emit(f"{name} = {view}")
+      body = [line.replace(view, name) for line in body]
     params = _free_names(body, set(self.imports.values()))
     name = f"kernel{len(self.kernels)}"
     self.kernels.append("\n".join(["@cuda.jit(cache=True)", f"def {name}({', '.join(params)}):",
@@ -176,6 +180,25 @@ def _flattened(body, index, count):
   return ([f"for {flat} in range(cuda.grid(1), {count} * {size}, cuda.gridsize(1)):",
            f"    {index}, {element} = {flat} // {size}, {flat} % {size}",
            *body[1:inner], *(line[4:] for line in body[inner + 1:])], f"{count} * {size}")
+
+
+def _views(lines):
+  """The sources of the views `array.reshape(shape)` that the statements
+  `lines` take of arrays they do not assign, with shapes of names they do
+  not assign either (a view's source before those it contains)."""
+  source = "\n".join(lines)
+  tree = ast.parse(source)
+  assigned = {node.id for node in ast.walk(tree)
+              if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+  views = []
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr == "reshape" and not any(
+            isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(node)):
+      view = ast.get_source_segment(source, node)
+      if view not in views:
+        views.append(view)
+  return views
 
 
 def _free_names(lines, aliases):

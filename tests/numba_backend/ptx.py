@@ -1,9 +1,11 @@
 """The PTX checks of the numba-cuda tests: a script that compiles programs'
-kernels for compute capability 9.0 (`device.compiling_to_ptx`), run in a
-process without numba's CUDA simulator, and the instructions of its PTX."""
+kernels for compute capability 9.0 (`device.compiling_to_ptx`), or the
+kernels a run launched (`device.recording_launches`), run in a process
+without numba's CUDA simulator, and the instructions of its PTX."""
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 
@@ -36,3 +38,50 @@ def instructions(ptx, text):
   """The PTX instructions of `ptx` (not its directives or comments) that contain `text`."""
   return [line for line in ptx.splitlines()
           if text in line and not line.lstrip().startswith((".", "//"))]
+
+
+_RECORDED = """
+import importlib.util, json, pickle, re, sys
+import numba_backend.cuda.backend
+from numba_backend.cuda import device
+with open(sys.argv[1], "rb") as f:
+  launches = pickle.load(f)
+modules = {getattr(m, "__file__", None): m for m in list(sys.modules.values())}
+found = {"compiled": 0, "failed": [], "externs": [], "shared": 0, "threads": 0}
+with device.compiling_to_ptx():
+  for path, name, signature, threads in sorted(launches, key=str):
+    if path not in modules:
+      spec = importlib.util.spec_from_file_location(f"recorded{len(modules)}", path)
+      modules[path] = importlib.util.module_from_spec(spec)
+      spec.loader.exec_module(modules[path])
+    try:
+      ptx = device.ptx(getattr(modules[path], name), signature)
+    except Exception as err:
+      found["failed"].append(f"{name}{signature}: {type(err).__name__}: {err}"[:400])
+      continue
+    found["compiled"] += 1
+    if ".entry" not in ptx or ".target sm_90" not in ptx:
+      found["failed"].append(f"{name}{signature}: no sm_90 entry")
+    if ".extern .func" in ptx:
+      found["externs"].append(f"{name}{signature}")
+    shared = sum(map(int, re.findall(r"\\.shared \\.align \\d+ \\.b8 \\w+\\[(\\d+)\\]", ptx)))
+    found["shared"] = max(found["shared"], shared)
+    found["threads"] = max(found["threads"], threads)
+print(json.dumps(found))
+"""
+
+
+def recorded_ptx(launches, directory, timeout=1800):
+  """Every kernel of `launches` (a set `device.recording_launches` filled)
+  compiled to PTX for compute capability 9.0, in a process outside the
+  simulator: {"compiled": count, "failed": [...], "externs": [kernels
+  calling a function outside themselves], "shared": the most static shared
+  memory of a kernel in bytes, "threads": the most threads of a launch's block}."""
+  path = os.path.join(directory, "launches.pickle")
+  with open(path, "wb") as f:
+    pickle.dump(launches, f)
+  env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+  done = subprocess.run([sys.executable, "-c", _RECORDED, path], env=env, capture_output=True,
+                        text=True, timeout=timeout)
+  assert done.returncode == 0, done.stderr[-3000:]
+  return json.loads(done.stdout.splitlines()[-1])

@@ -503,7 +503,8 @@ programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T
             "matmul": lambda x, y: (x @ y, jnp.einsum("ij,kj->ik", x, x.astype(jnp.int32))),
             "shapes": lambda x, y: (jnp.concatenate([x, y.T], 0)[::-1, 1:],
                                     jnp.pad(jnp.tile(x, 2), ((1, 0), (2, 1))),
-                                    jax.lax.dynamic_update_slice(x, y[:2].T, (1, 1))),
+                                    jax.lax.dynamic_update_slice(x, y[:2].T, (1, 1)),
+                                    jax.lax.broadcasted_iota(jnp.int32, (3, 4), 1) + x),
             "control flow": lambda x, y: (
                 jax.lax.fori_loop(0, 3, lambda i, c: c * 0.5 + jnp.max(y), x),
                 jax.lax.scan(lambda c, r: (c + jnp.max(r), c * r), x[0], x)),
@@ -592,6 +593,8 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
     assert kernels, name   # each program launched kernels, each compiled
     for kernel, ptx in kernels:
       assert ".target sm_90" in ptx and ".entry" in ptx, (name, kernel)
+      # nothing called outside the kernel (a CPU rule's flat view, as iota's, made on the host)
+      assert ".extern .func" not in ptx, (name, kernel)
   # float32 arithmetic stays float32; float32 transcendentals are float64
   # functions rounded (the reference's bits), as are max and min (exactly)
   assert not any(instructions(ptx, ".f64") for _, ptx in found["arithmetic"])

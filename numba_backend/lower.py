@@ -257,6 +257,22 @@ class Lowering:
     """Source of a new array holding the elements of `array` (a source)."""
     return f"{array}.copy()"
 
+  def host_copy(self, array):
+    """Source of `array` (a source) for the program to read one element at
+    a time (itself here; a copy on the host where arrays are elsewhere)."""
+    return array
+
+  def host_allocation(self, shape, dtype):
+    """Source of a new uninitialized array of `shape` and `dtype` (sources)
+    that the program writes one element at a time, then passes to
+    `from_host` (`allocation`'s here; on the host where arrays are elsewhere)."""
+    return self.allocation(shape, dtype)
+
+  def from_host(self, array):
+    """Source of the array `array` that `host_allocation` made, where the
+    program's other arrays are (itself here)."""
+    return array
+
   def full(self, shape, value, dtype):
     """Source of a new array of `shape` and `dtype` filled with `value` (sources)."""
     return f"np.full({shape}, {value}, {dtype})"

@@ -110,6 +110,15 @@ class KernelLowering(lower.Lowering):
   def copy(self, array):
     return f"G.copy_array({array})"
 
+  def host_copy(self, array):
+    return f"G.to_host({array})"
+
+  def host_allocation(self, shape, dtype):
+    return f"np.empty({shape}, {dtype})"
+
+  def from_host(self, array):
+    return f"G.to_device({array})"
+
   def full(self, shape, value, dtype):
     return f"G.full({shape}, {value}, {dtype})"
 

@@ -15,7 +15,7 @@ from refimpl.lax.control_flow.while_loop import _split as split_while_operands, 
 from refimpl.jaxpr import Var
 from numba_backend.kernels import kernel_jit
 from numba_backend.lower import element_to_store, fusible, read_element, register, \
-    register_for_keys, scalar_dtype, type_source, writes_over
+    register_for_keys, scalar_dtype, storage_dtype, type_source, writes_over
 from numba_backend.rules.calls import inline
 
 
@@ -195,15 +195,25 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
           _split_transpose):
   """Iteration i (in order, or reversed) evaluates jaxpr(*consts, *carry,
   *[x[i] for x in xs]), the new carry and each y stored at index i of its
-  output. x[i] is a view of x (no copy), made once per iteration."""
+  output. x[i] is a view of x (no copy), made once per iteration; the xs
+  and ys of rank 1, read and written an element at a time, are the
+  lowering's `host_copy` and `host_allocation` (on the host where the
+  arrays are elsewhere: one copy each rather than one an iteration)."""
   consts, init, xs = split_scan_operands(args, [num_consts, num_carry])
   avals = [physical_aval(a) for a in ctx.avals_out]
   carry_avals, y_avals = avals[:num_carry], avals[num_carry:]
   carry = _variables(ctx, init, carry_avals)
   destinations, update = _carried(ctx, jaxpr, carry, carry_avals, num_consts)
-  ys = [ctx.empty(aval) for aval in y_avals]
+  ys = []
+  for aval in y_avals:
+    ys.append(ctx.fresh())
+    allocation = ctx.lowering.host_allocation if aval.ndim == 1 else ctx.lowering.allocation
+    dtype = type_source(storage_dtype(aval.dtype))
+    ctx.emit(f"{ys[-1]} = {allocation(ctx.shape(aval.shape), dtype)}")
   y_flats = [_flat_once(ctx, y, aval) for y, aval in zip(ys, y_avals)]
   x_avals = [physical_aval(a) for a in ctx.avals_in[num_consts + num_carry:]]
+  xs = [_source(ctx, ctx.lowering.host_copy(x)) if aval.ndim == 1 else x
+        for x, aval in zip(xs, x_avals)]
   n, step, i = ctx.dim(length), ctx.fresh("j"), ctx.fresh("i")
   with ctx.lowering.block(f"for {step} in range({n}):"):
     ctx.emit(f"{i} = {n} - 1 - {step}" if reverse else f"{i} = {step}")
@@ -221,4 +231,14 @@ def _scan(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, linear, unr
       else:
         ctx.emit(f"{flat}[{i}] = {element_to_store(out, aval.dtype)}")
     update(outs[:num_carry])
-  return [*carry, *ys]
+  return [*carry, *(_source(ctx, ctx.lowering.from_host(y)) if aval.ndim == 1 else y
+                    for y, aval in zip(ys, y_avals))]
+
+
+def _source(ctx, source):
+  """A name for the value of `source`: itself where it is a name."""
+  if source.isidentifier():
+    return source
+  name = ctx.fresh()
+  ctx.emit(f"{name} = {source}")
+  return name

@@ -337,6 +337,28 @@ def test_branches_loops_and_callbacks_match_the_reference(name, shape, data):
   run_x64(dtype, run)
 
 
+def test_a_host_loops_rank1_xs_and_ys_cross_between_host_and_device_once(monkeypatch):
+  """A scan whose body is not elementwise (a transpose and a max: the host
+  runs its loop) reads its xs of rank 1 from a host copy and writes its ys
+  of rank 1 into a host array, each copied once: as many copies for 3
+  steps as 9."""
+  from numba_backend.cuda import device
+  copies = []
+  for name in ("to_host", "to_device"):
+    monkeypatch.setattr(device, name, lambda x, copy=getattr(device, name), name=name: (
+        copies.append(name), copy(x))[1])
+  program = lambda c, xs: lax.scan(lambda c, t: (c.T * 0.5 + t, jnp.max(c) * t), c, xs)
+  counts = []
+  for length in (3, 9):
+    c, xs = np.arange(9, dtype=np.float32).reshape(3, 3), np.arange(length, dtype=np.float32)
+    copies.clear()
+    got = jax.jit(program, backend="numba-cuda")(c, xs)
+    counts.append((copies.count("to_host"), copies.count("to_device")))
+    for g, w in zip(got, jax.jit(program)(c, xs)):
+      np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+  assert counts[0] == counts[1] and counts[0][0] == 1
+
+
 def test_debug_print_is_called_in_program_order(capsys):
   def f(x):
     jax.debug.print("x={}", x)

@@ -256,24 +256,65 @@ def _arg_extremum(largest):
   return rule
 
 
-def _cumulative(acc_dtype, combine):
+def _integral(dtype):
+  """Whether sums and products of `dtype` are exact, in any grouping (integers and bools)."""
+  return not dtypes.is_inexact(dtype)
+
+
+def _cumulative(acc_dtype, combine, exact):
   """The running fold along `axis` (`cumulative`'s): a thread for each
-  position of the other axes."""
+  position of the other axes; where `exact(dtype)` (a fold whose result
+  does not depend on how it is grouped) and the axis is longer than
+  _CHUNK, each _CHUNK steps of a line by a thread of their own: their fold
+  first, then each line's chunk folds running in order (a thread a line),
+  then each chunk's running fold on from the fold of the chunks before it."""
   def rule(ctx, x, *, axis, reverse):
     (aval,), (out_aval,) = ctx.avals_in, ctx.avals_out
     values, _ = _values(ctx, x, aval, ())
     dtype = acc_dtype(aval.dtype)
     size, (outer, n, inner) = math.prod(aval.shape), cpu._along(aval, axis)
     out, fn, to = new_flat(ctx, size, dtype), ctx.function(combine(aval.dtype)), type_source(dtype)
-    n, inner, zero = ctx.dim(n), ctx.dim(inner), ctx.lowering.const(0, dtype)
-    row, base, t, p, acc = (ctx.fresh(k) for k in "ibtpa")
-    with ctx.lowering.elements(row, ctx.dim(outer * cpu._along(aval, axis)[2])):
-      ctx.emit(f"{base}, {acc} = ({row} // {inner}) * {n} * {inner} + {row} % {inner}, {zero}")
-      with ctx.lowering.block(f"for {t} in range({n}):"):
-        step = f"({n} - 1 - {t})" if reverse else t
-        ctx.emit(f"{p} = {base} + {step} * {inner}")
-        ctx.emit(f"{acc} = {to}({values}[{p}]) if {t} == 0 else {to}({fn}({acc}, {values}[{p}]))")
-        ctx.emit(f"{out}[{p}] = {acc}")
+    chunks = -(-n // _CHUNK) if exact(aval.dtype) else 1
+    length, step, per_line = ctx.dim(n), ctx.dim(inner), ctx.dim(chunks)
+    chunk = ctx.dim(_CHUNK if chunks > 1 else n)
+    parts = new_flat(ctx, outer * inner * chunks, dtype) if chunks > 1 else None
+    zero = ctx.lowering.const(0, dtype)   # (the accumulator's type before its first step)
+
+    def over_chunks(body):
+      """A kernel, a thread a chunk: body(part, acc, steps, value, first)
+      writes its statements, given the names of the chunk's index, the
+      accumulator, the range of its steps, its step's value, and whether
+      the step is its first."""
+      part, line, c, t, acc = (ctx.fresh(k) for k in "plcta")
+      with ctx.lowering.elements(part, ctx.dim(outer * inner * chunks)):
+        ctx.emit(f"{line}, {c}, {acc} = {part} // {per_line}, {part} % {per_line}, {zero}")
+        steps = f"range({c} * {chunk}, min(({c} + 1) * {chunk}, {length}))"
+        position = (f"({line} // {step}) * {length} * {step} + {line} % {step} + "
+                    f"({f'{length} - 1 - {t}' if reverse else t}) * {step}")
+        body(part, c, acc, t, steps, position, f"{t} == {c} * {chunk}")
+
+    if chunks > 1:
+      def chunk_fold(part, c, acc, t, steps, position, first):
+        with ctx.lowering.block(f"for {t} in {steps}:"):
+          ctx.emit(f"{acc} = {to}({values}[{position}]) if {first} else "
+                   f"{to}({fn}({acc}, {values}[{position}]))")
+        ctx.emit(f"{parts}[{part}] = {acc}")
+
+      over_chunks(chunk_fold)
+      r, j = ctx.fresh("r"), ctx.fresh("j")
+      with ctx.lowering.elements(r, ctx.dim(outer * inner)):   # running, in order
+        with ctx.lowering.block(f"for {j} in range({r} * {per_line} + 1, "
+                                f"({r} + 1) * {per_line}):"):
+          ctx.emit(f"{parts}[{j}] = {to}({fn}({parts}[{j} - 1], {parts}[{j}]))")
+
+    def running(part, c, acc, t, steps, position, first):
+      before = f"({parts}[{part} - 1] if {first} else {acc})" if chunks > 1 else acc
+      with ctx.lowering.block(f"for {t} in {steps}:"):
+        ctx.emit(f"{acc} = {to}({values}[{position}]) if {first} and {c} == 0 else "
+                 f"{to}({fn}({before}, {values}[{position}]))")
+        ctx.emit(f"{out}[{position}] = {acc}")
+
+    over_chunks(running)
     return cpu.stored(ctx, out, dtype, out_aval)
   return rule
 
@@ -284,12 +325,14 @@ CUDA_RULES.update({
     lax.reduce_and_p: _bitwise(cpu.bitwise_and, -1), lax.reduce_or_p: _bitwise(cpu.bitwise_or, 0),
     lax.reduce_xor_p: _bitwise(cpu.bitwise_xor, 0),
     lax.argmax_p: _arg_extremum(True), lax.argmin_p: _arg_extremum(False),
-    lax.cumsum_p: _cumulative(accumulation_dtype, lambda dtype: cpu.add),
-    lax.cumprod_p: _cumulative(accumulation_dtype, lambda dtype: cpu.multiply),
+    lax.cumsum_p: _cumulative(accumulation_dtype, lambda dtype: cpu.add, _integral),
+    lax.cumprod_p: _cumulative(accumulation_dtype, lambda dtype: cpu.multiply, _integral),
     lax.cummax_p: _cumulative(
-        scalar_dtype, lambda dtype: S.complex_max if dtypes.is_complex(dtype) else S.nan_max),
+        scalar_dtype, lambda dtype: S.complex_max if dtypes.is_complex(dtype) else S.nan_max,
+        lambda dtype: True),
     lax.cummin_p: _cumulative(
-        scalar_dtype, lambda dtype: S.complex_min if dtypes.is_complex(dtype) else S.nan_min),
+        scalar_dtype, lambda dtype: S.complex_min if dtypes.is_complex(dtype) else S.nan_min,
+        lambda dtype: True),
     lax.cumlogsumexp_p: _cumulative(lambda dtype: np.dtype(np.float64),
-                                    lambda dtype: cpu.logaddexp),
+                                    lambda dtype: cpu.logaddexp, lambda dtype: False),
     lax.reduce_p: RULES[lax.reduce_p]})   # (the CPU's: a kernel over the result elements)

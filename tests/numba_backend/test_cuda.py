@@ -282,6 +282,31 @@ def test_cumulative_reductions_and_reduce_match_the_reference(name, shape, data)
       np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(["cumsum", "cumprod", "cummax", "cummin"]),
+       st.lists(st.integers(1, 9), min_size=1, max_size=3), st.data())
+def test_cumulative_folds_split_into_chunks_match_the_reference_bit_for_bit(name, shape, data):
+  """Integer cumsum and cumprod, and cummax and cummin of any dtype (with
+  NaNs and zeros of both signs), along axes longer than `_CHUNK` (3 here):
+  each chunk's fold, then the chunks' running folds, then each chunk's
+  running fold on from the fold before it: the same bits."""
+  axis, reverse = data.draw(st.integers(0, len(shape) - 1)), data.draw(st.booleans())
+  dtype = data.draw(st.sampled_from([np.int32, np.uint8, np.int64] if name in ("cumsum", "cumprod")
+                                    else [np.float32, np.float16, np.int32, np.complex64]))
+  rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+  x = rng.integers(-3, 4, shape) * rng.choice([1, 0.5, np.nan, -0.0], shape, p=[.7, .1, .1, .1])
+  x = x.astype(dtype) if np.dtype(dtype).kind in "fc" else np.nan_to_num(x).astype(dtype)
+  fun = functools.partial(_CUMULATIVE[name], axis=axis, reverse=reverse)
+  with pytest.MonkeyPatch.context() as patch:
+    patch.setattr(cuda_reductions, "_CHUNK", 3)
+    jax.clear_caches()   # (programs lowered with the usual chunks)
+    got = jax.jit(fun, backend="numba-cuda")(x)
+  jax.clear_caches()
+  want = jax.jit(fun, backend="reference")(x)
+  assert got.dtype == want.dtype and got.shape == want.shape
+  np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
+
+
 def _step(x, i):
   """A loop body on the carry x at step i (a traced integer)."""
   return jnp.where(x > 0, jnp.sin(x) * x.dtype.type(2), x - i.astype(x.dtype)) + jnp.max(x)
@@ -515,8 +540,9 @@ programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T
                                         jnp.sum(x.astype(jnp.complex64)), jnp.any(x > y.T)),
             **{f"{kind} rows": lambda x, y, n=n: (
                 jnp.max(jnp.tile(x, n)), jnp.argmax(jnp.tile(x, n), 1),
-                jnp.sum(jnp.tile(x, n).astype(jnp.int32), 1)) for kind, n in [("long", 600),
-                                                                               ("short", 2)]},
+                jnp.sum(jnp.tile(x, n).astype(jnp.int32), 1),
+                jnp.cumsum(jnp.tile(x, n).astype(jnp.int32), 1)) for kind, n in [("long", 600),
+                                                                                  ("short", 2)]},
             **{f"{kind} sum": lambda x, y, n=n: jnp.sum(jnp.tile(x, n), 1)
                for kind, n in [("pairwise", 100), ("one block", 1)]},
             "cumulative": lambda x, y: (jax.lax.cumlogsumexp(x, axis=1), jnp.cumsum(y, axis=0),
@@ -633,8 +659,9 @@ def test_every_kernel_compiles_to_ptx_for_compute_capability_9():
   # elementwise loops: a kernel each, launched once (beside y.T's and x[0]'s)
   launched = [kernel for kernel, _ in found["loops in threads"]]
   assert len(launched) == len(set(launched)) == 4 and "_store_row" not in launched
-  # folds of rows longer than _CHUNK: a kernel for the chunks, another for the rows
-  assert len(found["long rows"]) == len(found["short rows"]) + 3
+  # folds of rows longer than _CHUNK: a kernel for the chunks, another for the rows; a
+  # running fold: a kernel for the chunks' folds, another running them in order
+  assert len(found["long rows"]) == len(found["short rows"]) + 5
   # sums of runs longer than a block (400 here): beside the tile's kernel and
   # those of a one-block sum (its blocks, its rows), a kernel launched once a
   # height of the recursion's additions (two heights here)

@@ -42,8 +42,9 @@ def launch_grid(kernel, blocks, threads, *args):
   to three) of `threads` threads (likewise), compiled (at its first launch
   for these types) without contraction."""
   if _launches is not None:
-    _launches.add((kernel.py_func.__code__.co_filename, kernel.py_func.__name__,
-                   tuple(numba.typeof(a) for a in args), int(np.prod(threads))))
+    _launches.add((getattr(kernel, "made_by", kernel.py_func.__code__.co_filename),
+                   kernel.py_func.__name__, tuple(numba.typeof(a) for a in args),
+                   int(np.prod(threads))))
   if _ptx is not None:
     _ptx.append((kernel.py_func.__name__, ptx(kernel, tuple(numba.typeof(a) for a in args))))
     return
@@ -122,7 +123,9 @@ def recording_launches():
   """While in the `with`, each launch is recorded in the set the `with`
   gives: (its kernel's source file, its name, its arguments' Numba types,
   its threads a block), for compiling every kernel a run launched to PTX
-  (`ptx`, in a process outside the CUDA simulator)."""
+  (`ptx`, in a process outside the CUDA simulator). A kernel that a
+  function makes (not a name of its module) says so: its `made_by`,
+  (that function, its arguments), stands for the file."""
   global _launches
   _launches = found = set()
   try:

@@ -67,6 +67,7 @@ def _tiled_kernel(dtype):
         if i < m and j < n:
           out[(p * m + i) * n + j] = acc
 
+    tiled.made_by = (_tiled_kernel, (dtype,))   # (for `device.recording_launches`)
     _TILED[dtype] = tiled
   return _TILED[dtype]
 

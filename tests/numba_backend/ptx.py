@@ -50,12 +50,13 @@ modules = {getattr(m, "__file__", None): m for m in list(sys.modules.values())}
 found = {"compiled": 0, "failed": [], "externs": [], "shared": 0, "threads": 0}
 with device.compiling_to_ptx():
   for path, name, signature, threads in sorted(launches, key=str):
-    if path not in modules:
+    if isinstance(path, str) and path not in modules:
       spec = importlib.util.spec_from_file_location(f"recorded{len(modules)}", path)
       modules[path] = importlib.util.module_from_spec(spec)
       spec.loader.exec_module(modules[path])
+    kernel = path[0](*path[1]) if isinstance(path, tuple) else getattr(modules[path], name)
     try:
-      ptx = device.ptx(getattr(modules[path], name), signature)
+      ptx = device.ptx(kernel, signature)
     except Exception as err:
       found["failed"].append(f"{name}{signature}: {type(err).__name__}: {err}"[:400])
       continue

@@ -235,15 +235,20 @@ def test_folds_split_into_chunks_match_the_reference_bit_for_bit(reduction):
   each chunk of a row by a thread first (`_CHUNK` elements: 5 here), then
   the chunks' results in order: the same bits (their results do not
   depend on the grouping; argmax keeps the first of equal values)."""
-  fun, x = reduction
+  _assert_bits_in_chunks(*reduction, 5)
+
+
+def _assert_bits_in_chunks(fun, x, chunk):
+  """fun(x) on numba-cuda lowered with `_CHUNK` = chunk is the reference's, bit for bit."""
   with pytest.MonkeyPatch.context() as patch:
-    patch.setattr(cuda_reductions, "_CHUNK", 5)
+    patch.setattr(cuda_reductions, "_CHUNK", chunk)
     jax.clear_caches()   # (programs lowered with the usual chunks)
     got = jax.jit(fun, backend="numba-cuda")(x)
   jax.clear_caches()
   want = jax.jit(fun, backend="reference")(x)
   assert got.dtype == want.dtype and got.shape == want.shape
-  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  np.testing.assert_array_equal(np.atleast_1d(got).view(np.uint8),
+                                np.atleast_1d(want).view(np.uint8))
 
 
 def test_argmax_keeps_the_first_of_equal_values_across_chunks(monkeypatch):
@@ -296,15 +301,7 @@ def test_cumulative_folds_split_into_chunks_match_the_reference_bit_for_bit(name
   rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
   x = rng.integers(-3, 4, shape) * rng.choice([1, 0.5, np.nan, -0.0], shape, p=[.7, .1, .1, .1])
   x = x.astype(dtype) if np.dtype(dtype).kind in "fc" else np.nan_to_num(x).astype(dtype)
-  fun = functools.partial(_CUMULATIVE[name], axis=axis, reverse=reverse)
-  with pytest.MonkeyPatch.context() as patch:
-    patch.setattr(cuda_reductions, "_CHUNK", 3)
-    jax.clear_caches()   # (programs lowered with the usual chunks)
-    got = jax.jit(fun, backend="numba-cuda")(x)
-  jax.clear_caches()
-  want = jax.jit(fun, backend="reference")(x)
-  assert got.dtype == want.dtype and got.shape == want.shape
-  np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
+  _assert_bits_in_chunks(functools.partial(_CUMULATIVE[name], axis=axis, reverse=reverse), x, 3)
 
 
 def _step(x, i):

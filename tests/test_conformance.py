@@ -7,11 +7,13 @@ There are hundreds of cases, so each runs a third of the profile's examples
 `python -m conformance --profile full` runs 500).
 """
 
+import numpy as np
 import pytest
 from hypothesis import Phase, find, given, settings, strategies as st
 
-from conformance.cases import (all_cases, check_against_numpy, check_backend,
-                               numerical_warnings_ignored)
+from refimpl import dtypes
+from conformance.cases import (Case, all_cases, check_against_numpy, check_backend,
+                               compare_outputs, numerical_warnings_ignored)
 
 CASES = all_cases()
 EXAMPLES = settings(max_examples=max(1, settings.default.max_examples // 3))
@@ -39,7 +41,6 @@ def test_jit_reference_backend_matches_eager(case, data):
 def test_a_case_exercises_the_primitives_of_the_program_the_backend_received():
   """The per-primitive report counts what jit handed the backend, sub-jaxprs
   included (nn.sparse_sigmoid traces max and min, not clamp)."""
-  import numpy as np
   from conformance.cases import OBSERVED_PRIMITIVES
   case = next(c for c in CASES if c.name == "nn.sparse_sigmoid")
   check_backend(case, "reference", (np.linspace(-2, 2, 5, dtype=np.float32),), {})
@@ -59,9 +60,7 @@ def test_product_oracles_overflow_as_the_contraction_dtype_does():
   """A bfloat16 vdot whose float32 product overflows to -inf beside a +inf
   product: NaN in the reference (inf - inf in float32, as XLA computes), and
   in the oracle, which would give +inf in long double alone."""
-  import numpy as np
   import refimpl.numpy as jnp
-  from refimpl import dtypes
   case = next(c for c in CASES if c.name == "jnp.vdot")
   a, b = np.zeros(24, dtypes.bfloat16), np.zeros(24, dtypes.bfloat16)
   a[12], b[12] = -1, -np.inf
@@ -69,3 +68,23 @@ def test_product_oracles_overflow_as_the_contraction_dtype_does():
   with numerical_warnings_ignored():
     assert np.isnan(np.asarray(jnp.vdot(a, b))) and np.isnan(case.numpy_fn(a, b))
     check_against_numpy(case, (a, b), {})
+
+
+def test_sums_in_any_order_agree_where_both_overflowed():
+  """A product's elements where both results overflowed (an infinity, a NaN
+  or a part beyond a quarter of the largest finite value) agree whatever
+  they hold; elsewhere, and for a case whose order is fixed, they must match."""
+  for dtype in (np.float32, dtypes.bfloat16, np.complex64):
+    big = float(dtypes.finfo(np.float32 if dtype == np.complex64 else dtype).max) / 2
+    any_order = Case("product", None, None, any_order=True)
+    fixed = Case("sum", None, None)
+    actual = np.array([np.inf, -big, 1.0, np.nan]).astype(dtype)
+    expected = np.array([np.nan, -np.inf, 1.0, big]).astype(dtype)
+    compare_outputs([actual], [expected], any_order)
+    with pytest.raises(AssertionError):
+      compare_outputs([actual], [expected], fixed)
+    with pytest.raises(AssertionError):   # one overflowed, the other did not
+      compare_outputs([actual[:3]], [np.array([np.nan, -np.inf, 2.0]).astype(dtype)], any_order)
+    with pytest.raises(AssertionError):
+      compare_outputs([np.array([np.inf]).astype(dtype)], [np.array([1.0]).astype(dtype)],
+                      any_order)

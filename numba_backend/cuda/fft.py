@@ -13,8 +13,9 @@ magnitudes of its n inputs, IRFFT's Hermitian spectrum whole, over n for
 the inverse transforms), so the whole result within the sum of its
 transforms' bounds, S over the whole transformed block (the transforms'
 unit weights carry each one's error on unchanged), before its rounding.
-A stage's output to which a non-finite value contributes is NaN, so every
-output of a transform reading one is. The work is n·Σ_r r a transform: a
+An input that is not finite is loaded as NaN (both parts), and a stage's
+output to which a non-finite value contributes is NaN, so every output of a
+transform reading one is (a transform of length 1 too). The work is n·Σ_r r a transform: a
 large prime factor p of n costs p terms an output."""
 
 import math
@@ -61,23 +62,33 @@ def twiddles(n, sign):
 
 
 @cuda.jit(device=True)
+def _poisoned(value):
+  """`value` (complex128), or NaN in both parts where a part is not finite."""
+  a, b = value.real, value.imag
+  if (a - a) + (b - b) != 0.0:   # (NaN where a part is not finite)
+    return complex(math.nan, math.nan)
+  return value
+
+
+@cuda.jit(device=True)
 def load(x, t, n, length, inner, terms, hermitian):
   """Input j = t % n of line t // n (outer index times `inner` plus inner
   index) of a transform of length n along an axis of `length` of the flat
   array x, as complex128; `hermitian` (IRFFT): entry j of the Hermitian
   spectrum whose first `terms` entries x holds (its others zero): x_j for
-  j <= n/2 (the real part alone for j 0 and n/2), else conj(x_(n - j))."""
+  j <= n/2 (the real part alone for j 0 and n/2), else conj(x_(n - j)).
+  NaN in both parts where a part it reads is not finite."""
   line, j = t // n, t % n
   start = (line // inner) * length * inner + line % inner
   if not hermitian:
-    return complex(x[start + j * inner])
+    return _poisoned(complex(x[start + j * inner]))
   m = j if 2 * j <= n else n - j
   if m >= terms:
     return complex(0.0, 0.0)
   value = complex(x[start + m * inner])
   if m == 0 or 2 * m == n:
-    return complex(value.real, 0.0)
-  return value if m == j else value.conjugate()
+    return _poisoned(complex(value.real, 0.0))
+  return _poisoned(value if m == j else value.conjugate())
 
 
 @cuda.jit(device=True)

@@ -209,3 +209,15 @@ def test_fft_kernels_compile_to_ptx_for_compute_capability_9():
     # float64 sums of products, for every dtype (the algorithm's)
     assert any(instructions(ptx, "mul.rn.f64") or instructions(ptx, "mul.f64")
                for _, ptx in kernels), name
+
+
+def test_a_transform_of_length_one_of_a_value_not_finite_is_nan():
+  """No stage runs for length 1: the load makes a value not finite NaN in both parts."""
+  x = np.array([[complex(np.inf, 0.5)], [1 + 2j], [complex(3, -np.inf)]], np.complex64)
+  for fft_type in (FftType.FFT, FftType.IFFT):
+    got = np.asarray(jax.jit(lambda x: lax.fft(x, fft_type, (1,)), backend="numba-cuda")(x))
+    assert np.isnan(got[[0, 2]].real).all() and np.isnan(got[[0, 2]].imag).all()
+    assert got[1] == 1 + 2j
+  got = np.asarray(jax.jit(lambda x: lax.fft(x.real, FftType.RFFT, (1,)),
+                           backend="numba-cuda")(x))
+  assert np.isnan(got[0, 0].real) and np.isnan(got[0, 0].imag) and got[2, 0] == 3

@@ -23,7 +23,7 @@ from refimpl.jaxpr import Literal
 from refimpl.lax.control_flow.loops import _split as split_scan_operands, scan_p
 from refimpl.lax.control_flow.while_loop import _split as split_while_operands, while_p
 from numba_backend.cuda import device as G
-from numba_backend.cuda.lower import CUDA_KEY_RULES, CUDA_RULES, HOST_FUNCTIONS
+from numba_backend.cuda.lower import CUDA_KEY_RULES, CUDA_RULES, HOST_FUNCTIONS, named
 from numba_backend.lower import KEY_RULES, RULES, element_of, element_to_store, \
     evaluated_equations, per_element, read_element
 from numba_backend.rules import control_flow as cpu
@@ -112,16 +112,9 @@ def _evaluate(ctx, steps, values):
   return [read(a) for a in outvars]
 
 
-def _named(ctx, source):
-  """A variable holding the array `source` (a view made on the host: kernels take arrays)."""
-  name = ctx.fresh("f")
-  ctx.emit(f"{name} = {source}")
-  return name
-
-
 def _flats(ctx, values, avals):
   """Flat views of the arrays among `values` (of `avals`); rank-0 values as they are."""
-  return [_named(ctx, ctx.flat(v, a)) if a.shape else v for v, a in zip(values, avals)]
+  return [named(ctx, ctx.flat(v, a)) if a.shape else v for v, a in zip(values, avals)]
 
 
 def _scalar(ctx, expr, aval):
@@ -156,7 +149,7 @@ def _store(ctx, out, value, aval, position, k):
 def _outputs(ctx, avals):
   """New arrays for the results `avals` (rank 0 too): (their names, their flat views')."""
   outs = [ctx.empty_flat(aval) for aval in avals]
-  return [name for name, _ in outs], [_named(ctx, flat) for _, flat in outs]
+  return [name for name, _ in outs], [named(ctx, flat) for _, flat in outs]
 
 
 def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):

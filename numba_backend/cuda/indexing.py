@@ -13,7 +13,7 @@ import numpy as np
 
 from refimpl.lax import indexing as lax
 from numba_backend.cuda import kernels
-from numba_backend.cuda.lower import CUDA_RULES
+from numba_backend.cuda.lower import CUDA_RULES, named
 from numba_backend.cuda.sorting import merge_sort
 from numba_backend.lower import type_source
 from numba_backend.rules import indexing as cpu
@@ -24,8 +24,7 @@ def _on_device(ctx, indices, indices_aval, operand_aval, index_map, operand_batc
                other_window_strides, clip):
   """(the count of the windows' elements, the source of `window_position`'s
   arguments after k): the indices widened to int64 by a kernel."""
-  flat, wide, k = ctx.fresh("f"), ctx.fresh("w"), ctx.fresh("k")
-  ctx.emit(f"{flat} = {ctx.flat(indices, indices_aval)}")
+  flat, wide, k = named(ctx, ctx.flat(indices, indices_aval)), ctx.fresh("w"), ctx.fresh("k")
   ctx.emit(f"{wide} = {ctx.lowering.allocation(f'{flat}.size', type_source(np.int64))}")
   with ctx.lowering.elements(k, f"{flat}.size"):
     ctx.emit(f"{wide}[{k}] = {cpu.index_scalar(f'{flat}[{k}]', indices_aval.dtype)}")
@@ -37,16 +36,9 @@ def _on_device(ctx, indices, indices_aval, operand_aval, index_map, operand_batc
   return ctx.dim(cpu.window_count(indices_aval, window_shape, window_dims)), arguments
 
 
-def _named(ctx, source):
-  """A name for the array `source` (a view made on the host: kernels take arrays)."""
-  name = ctx.fresh("f")
-  ctx.emit(f"{name} = {source}")
-  return name
-
-
 def _take(ctx, operand, windows, fill, out):
   """A kernel over the result's elements, each copying its operand element or the fill."""
-  operand, out = _named(ctx, operand), _named(ctx, out)
+  operand, out = named(ctx, operand), named(ctx, out)
   count, arguments = _on_device(ctx, **windows)
   k, p, q = ctx.fresh("k"), ctx.fresh("p"), ctx.fresh("q")
   with ctx.lowering.elements(k, count):
@@ -60,12 +52,10 @@ def _apply(ctx, out, windows, updates, combiner, dtype):
   kernel a thread a position of that order: a plain scatter's last update
   of each operand position writes it, and a combiner's first one combines
   all of that position's updates into it, in the reference's order."""
-  updates = _named(ctx, updates)
+  updates = named(ctx, updates)
   count, arguments = _on_device(ctx, **windows)
-  targets, sources, order = (ctx.fresh("f") for _ in range(3))
-  ctx.emit(f"{targets} = {ctx.lowering.allocation(f'(1, {count})', 'np.int64')}")
-  ctx.emit(f"{sources} = {ctx.lowering.allocation(count, 'np.int64')}")
-  ctx.emit(f"{order} = {ctx.lowering.allocation(count, 'np.int64')}")
+  targets = named(ctx, ctx.lowering.allocation(f"(1, {count})", "np.int64"))
+  sources, order = (named(ctx, ctx.lowering.allocation(count, "np.int64")) for _ in range(2))
   k, j, i, p = ctx.fresh("k"), ctx.fresh("j"), ctx.fresh("i"), ctx.fresh("p")
   with ctx.lowering.elements(k, count):
     ctx.emit(f"{targets}[0, {k}], {sources}[{k}] = "

@@ -97,8 +97,7 @@ class KernelLowering(lower.Lowering):
     del self.lines[start:]
     body, count = _flattened(body, index, count)
     for view in _views(body):   # (made on the host: device code has no reshape of its own)
-      name = self.fresh("f")
-      self.emit(f"{name} = {view}")
+      name = named(self, view)
       body = [line.replace(view, name) for line in body]
     params = _free_names(body, set(self.imports.values()))
     name = f"kernel{len(self.kernels)}"
@@ -137,11 +136,9 @@ class KernelLowering(lower.Lowering):
     element of `source` at `offset + sum_j i_j * strides[j]` to `out` at
     `out_offset + sum_j i_j * out_strides[j]` (strides None: the flat index
     itself); `count` the source of the number of elements."""
-    names = {}
-    for role, value in (("source", source), ("out", out), ("count", count), ("offset", offset),
-                        ("out_offset", out_offset)):
-      names[role] = self.fresh("f")
-      self.emit(f"{names[role]} = {value}")   # (views made on the host: kernels take arrays)
+    names = {role: named(self, value) for role, value in (
+        ("source", source), ("out", out), ("count", count), ("offset", offset),
+        ("out_offset", out_offset))}
     index, rest, axis = self.fresh("i"), self.fresh("q"), self.fresh("j")
     read, write = self.fresh("p"), self.fresh("p")
     with self.elements(index, names["count"]):
@@ -167,6 +164,15 @@ class KernelLowering(lower.Lowering):
     literal array `c_<dtype>` or an array constant `k<i>`; other names as they are."""
     constant = name[:1] == "k" and name[1:].isdigit() and int(name[1:]) < len(self.arrays)
     return f"{name}_dev" if name == "d" or name.startswith("c_") or constant else name
+
+
+def named(ctx, source):
+  """A name that the host program (`ctx`: a lowering or a rule's context)
+  gives the value of `source`, a view, a new array or a count: made there,
+  a kernel takes it as an argument."""
+  name = ctx.fresh("f")
+  ctx.emit(f"{name} = {source}")
+  return name
 
 
 _INDEPENDENT = "# independent iterations"

@@ -16,7 +16,7 @@ from refimpl.config import config
 from refimpl.lax import elementwise, indexing
 from numba_backend.cuda import indexing as _indexing  # noqa: F401 (gather's and scatter's rules)
 from numba_backend.cuda.kernels import device_version
-from numba_backend.cuda.lower import CUDA_KEY_RULES, CUDA_RULES
+from numba_backend.cuda.lower import CUDA_KEY_RULES, CUDA_RULES, named
 from numba_backend.lower import KEY_RULES, RULES
 from numba_backend.rules import prng as cpu
 from numba_backend.rules.prng import broadcast_flat, physical
@@ -26,27 +26,20 @@ legacy_pair = device_version(cpu.legacy_pair, __name__)
 same_words = device_version(cpu.same_words, __name__)
 
 
-def _named(ctx, source):
-  """A name for the array `source` (a view made on the host: kernels take arrays)."""
-  name = ctx.fresh("f")
-  ctx.emit(f"{name} = {source}")
-  return name
-
-
 def _elements(ctx, x, aval, shape):
   """A function of an index k's source giving the source of element k
   (row-major) of the uint32 value x (of physical `aval`) broadcast to
   `shape`: x itself for rank 0 (a host scalar the kernel takes)."""
   if not aval.shape:
     return lambda k: x
-  flat = _named(ctx, broadcast_flat(ctx, x, aval, shape))
+  flat = named(ctx, broadcast_flat(ctx, x, aval, shape))
   return lambda k: f"{flat}[{k}]"
 
 
 def _output(ctx, aval):
   """(a new array of `aval`, a name of its flat view)."""
   out, flat = ctx.empty_flat(aval)
-  return out, _named(ctx, flat)
+  return out, named(ctx, flat)
 
 
 def _threefry2x32(ctx, *operands):
@@ -79,7 +72,7 @@ def _random_seed(ctx, seeds, *, impl):
 
 def _keys(ctx, keys, aval):
   """A function of a key index's source giving the sources of the key's two words."""
-  flat = _named(ctx, ctx.flat(keys, aval))
+  flat = named(ctx, ctx.flat(keys, aval))
   return lambda i: f"{flat}[2 * ({i})], {flat}[2 * ({i}) + 1]"
 
 
@@ -97,7 +90,7 @@ def _random_split(ctx, keys, *, shape):
 
 def _random_fold_in(ctx, keys, msgs):
   (key_aval, msg_aval), (out_aval,) = physical(ctx)
-  key = _named(ctx, broadcast_flat(ctx, keys, key_aval, out_aval.shape))
+  key = named(ctx, broadcast_flat(ctx, keys, key_aval, out_aval.shape))
   msg = _elements(ctx, msgs, msg_aval, out_aval.shape[:-1])
   (out, flat), k = _output(ctx, out_aval), ctx.fresh("k")
   with ctx.lowering.elements(k, ctx.dim(math.prod(out_aval.shape[:-1]))):
@@ -127,7 +120,7 @@ def _random_bits(ctx, keys, *, bit_width, shape):
 
 def _select_words(ctx, which, which_aval, cases, words, out):
   """One kernel: thread t copies word t of the case its element picks."""
-  cases, out = [_named(ctx, case) for case in cases], _named(ctx, out)
+  cases, out = [named(ctx, case) for case in cases], named(ctx, out)
   pick = _elements(ctx, which, which_aval, which_aval.shape)
   t, c = ctx.fresh("t"), ctx.fresh("c")
   with ctx.lowering.elements(t, f"{out}.size"):
@@ -140,7 +133,7 @@ def _select_words(ctx, which, which_aval, cases, words, out):
 
 def _equal_words(ctx, x, y, words, equal, out):
   """Thread k compares keys k."""
-  x, y, out, k = _named(ctx, x), _named(ctx, y), _named(ctx, out), ctx.fresh("k")
+  x, y, out, k = named(ctx, x), named(ctx, y), named(ctx, out), ctx.fresh("k")
   with ctx.lowering.elements(k, f"{out}.size"):
     same = f"{ctx.function(same_words)}({x}, {y}, {k}, {words})"
     ctx.emit(f"{out}[{k}] = {same if equal else f'not {same}'}")

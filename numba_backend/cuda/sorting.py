@@ -12,7 +12,7 @@ so the results are the reference's bit for bit, deterministically."""
 
 from numba import cuda
 
-from numba_backend.cuda.lower import CUDA_RULES
+from numba_backend.cuda.lower import CUDA_RULES, named
 from numba_backend.rules import sorting as cpu
 
 
@@ -70,8 +70,7 @@ def merge_sort(ctx, keys, along, perm):
   writes `perm`."""
   outer, n, inner = along
   passes = max(n - 1, 0).bit_length()
-  scratch = ctx.fresh("f")
-  ctx.emit(f"{scratch} = {ctx.lowering.allocation(ctx.dim(outer * n * inner), 'np.int64')}")
+  scratch = named(ctx, ctx.lowering.allocation(ctx.dim(outer * n * inner), "np.int64"))
   line, other, e, t = ctx.fresh("f"), ctx.fresh("f"), ctx.fresh("e"), ctx.fresh("t")
   passes = ctx.dim(passes)
   ctx.emit(f"{line}, {other} = ({perm}, {scratch}) if {passes} % 2 == 0 else ({scratch}, {perm})")
@@ -85,20 +84,13 @@ def merge_sort(ctx, keys, along, perm):
     ctx.emit(f"{line}, {other} = {other}, {line}")
 
 
-def _named(ctx, source):
-  """A name for the array `source` (a view made on the host: kernels take arrays)."""
-  name = ctx.fresh("f")
-  ctx.emit(f"{name} = {source}")
-  return name
-
-
 def _over_result(ctx, perm, along, m, out, element):
   """A kernel a thread an element t of the flat result `out` (outer, m,
   inner), writing `element(index, position)`: the sources of the index
   along its line of the element it takes in the order `perm` (outer, n,
   inner), and of that element's flat position."""
   outer, n, inner = along
-  out = _named(ctx, out)
+  out = named(ctx, out)
   t, o, j, k, i = (ctx.fresh(x) for x in "tojki")
   position = ctx.function(cpu.line_position)
   count, m, n, inner = ctx.dim(outer * m * inner), ctx.dim(m), ctx.dim(n), ctx.dim(inner)
@@ -110,7 +102,7 @@ def _over_result(ctx, perm, along, m, out, element):
 
 def _take(ctx, x, perm, along, m, out):
   """`take_lines`' elements."""
-  x = _named(ctx, x)
+  x = named(ctx, x)
   _over_result(ctx, perm, along, m, out, lambda index, position: f"{x}[{position}]")
 
 

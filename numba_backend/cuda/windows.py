@@ -35,7 +35,7 @@ from refimpl.lax import reductions, windows as lax
 from refimpl.lax.rules import accumulation_dtype
 from numba_backend import lower
 from numba_backend.cuda.kernels import device_version
-from numba_backend.cuda.lower import CUDA_RULES
+from numba_backend.cuda.lower import CUDA_RULES, named
 from numba_backend.lower import (RuleContext, element_to_store, lower_jaxpr, read_element,
                                  scalar_dtype, storage_dtype)
 from numba_backend.rules import windows as cpu
@@ -103,8 +103,7 @@ def _sums(ctx, rows, count, size, dtype):
   elements of `rows` (a flat array of `dtype`), by this target's reduce_sum."""
   eqn = JaxprEqn([Var(ShapedArray((count, size), dtype))], [Var(ShapedArray((count,), dtype))],
                  reductions.reduce_sum_p, {"axes": (1,)})
-  table = ctx.fresh("f")
-  ctx.emit(f"{table} = {rows}.reshape({ctx.shape((count, size))})")
+  table = named(ctx, f"{rows}.reshape({ctx.shape((count, size))})")
   return CUDA_RULES[reductions.reduce_sum_p](RuleContext(ctx.lowering, eqn), table, axes=(1,))
 
 

@@ -2,6 +2,8 @@
 under x64 with tight tolerances, float32 with loose ones), JAX's documented
 examples, jit/vmap/grad, and JAX's errors."""
 
+import math
+
 import numpy as np
 import pytest
 import scipy.linalg as osp
@@ -226,23 +228,48 @@ def scaled_matrices(draw, dtypes=(np.float32, np.float64, np.complex128)):
   return (draw(S.bounded_arrays(dtype, (n, n))) * scale).astype(dtype), TOL[dtype]
 
 
+def squared_pade_error(a):
+  """The relative error of exp(x) by JAX's expm at x = norm1(a): its top Pade
+  approximant [m/m] (m = 13, or 7 for 32-bit dtypes) at x / 2^s, s =
+  max(0, floor(log2(x / maxnorm))), raised to the power 2^s. JAX's floor
+  (SciPy's is a ceiling) leaves x / 2^s up to twice the approximant's bound
+  maxnorm, where its error is far above the dtype's rounding (6% at x = 60 in
+  float32)."""
+  m, maxnorm = (7, 3.925724783138660) if a.dtype in (np.float32, np.complex64) else \
+      (13, 5.371920351148152)
+  x = float(np.abs(a).sum(axis=0).max())
+  s = max(0, math.floor(math.log2(x / maxnorm))) if x else 0
+  coefficients = [math.factorial(2 * m - k) * math.factorial(m)
+                  / (math.factorial(2 * m) * math.factorial(k) * math.factorial(m - k))
+                  for k in range(m + 1)]
+  p, q = (sum(c * (sign * x / 2 ** s) ** k for k, c in enumerate(coefficients))
+          for sign in (1, -1))
+  return (p / q / math.exp(x / 2 ** s)) ** (2 ** s) - 1 if x else 0.
+
+
 @SETTINGS
 @given(scaled_matrices())
 def test_expm_and_expm_frechet(a_tol):
   a, tol = a_tol
-  if a.dtype.itemsize == 8 and np.abs(a).sum(axis=0).max() > 5.371920351148152:
-    # JAX scales by 2^floor(log2(norm / maxnorm)), which leaves a norm up to twice the degree
-    # 13 approximant's bound (SciPy's 2^ceil does not): a relative error up to about 1e-7.
-    tol = 1e-7
+  pade = 2 * abs(squared_pade_error(a))
   want = osp.expm(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
   scale = max(1, np.abs(want).max())
-  close(x64(jsl.expm, a) / scale, want / scale, 10 * tol)
+  close(x64(jsl.expm, a) / scale, want / scale, 10 * tol + pade)
   e = np.ones_like(a)
   got_expm, got_frechet = x64(jsl.expm_frechet, a, e)
   want_expm, want_frechet = osp.expm_frechet(a, e)
-  close(got_frechet / scale, want_frechet / scale, 100 * tol)
+  close(got_frechet / scale, want_frechet / scale, 100 * tol + pade)
   close(x64(jsl.expm, np.triu(a), upper_triangular=True) / scale,
-        osp.expm(np.triu(a)) / scale, 10 * tol)
+        osp.expm(np.triu(a)) / scale, 10 * tol + 2 * abs(squared_pade_error(np.triu(a))))
+
+
+def test_expm_of_a_large_norm_in_float32_has_the_error_of_jaxs_scaling():
+  """All 20s (norm 60): JAX squares 3 times a degree 7 approximant at 7.5,
+  twice its bound; each element is e^60 / 3 times 1.062, not e^60 / 3."""
+  a = np.full((3, 3), 20, np.float32)
+  got = np.asarray(jsl.expm(a)) / (math.exp(60) / 3)
+  np.testing.assert_allclose(got, 1 + squared_pade_error(a), rtol=1e-3)
+  assert abs(got - 1).min() > 0.06
 
 
 def test_expm_batches_jits_and_gives_nan_past_max_squarings():

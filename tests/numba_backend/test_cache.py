@@ -176,3 +176,26 @@ def test_a_process_measures_the_directory_at_its_first_program_then_each_32nd_of
   assert len(pruned) == 2
   cache._compiled(2**20 - 1)
   assert len(pruned) == 2
+
+
+def test_the_cpu_programs_key_covers_the_backends_source_less_the_cuda_targets(tmp_path):
+  """A change to a file of numba_backend/ changes the key of every program
+  that may compile it (the CPU backend's, VERSION, and numba-cuda's); one to
+  numba_backend/cuda/ changes numba-cuda's alone."""
+  from numba_backend.backend import source_digest
+  package = tmp_path / "numba_backend"
+  (package / "cuda").mkdir(parents=True)
+  (package / "scalars.py").write_text("a = 1\n")
+  (package / "cuda" / "lower.py").write_text("b = 1\n")
+
+  def keys():
+    return (source_digest(str(package), skip=str(package / "cuda")),
+            source_digest(str(package)))
+
+  first = keys()
+  (package / "cuda" / "lower.py").write_text("b = 2\n")
+  second = keys()
+  (package / "scalars.py").write_text("a = 2\n")
+  third = keys()
+  assert second[0] == first[0] and second[1] != first[1]
+  assert third[0] != second[0] and third[1] != second[1]

@@ -16,8 +16,6 @@ from numba_backend.lower import storage_dtype
 THREADS = 256
 """Threads per block of a kernel launch over at least that many iterations."""
 
-_WARP = 32
-
 _MAX_BLOCKS = 65535 * 4
 """The most blocks a launch asks for: grid-stride loops cover the rest."""
 
@@ -28,11 +26,13 @@ _launches = None   # while recording_launches: its set of launches
 def launch(kernel, count, *args):
   """Runs `kernel` on `args` by threads covering `count` independent
   iterations (its grid-stride loop covers what a launch's blocks do not):
-  blocks of THREADS threads, or one block of the fewest whole warps covering
-  fewer iterations than that."""
+  blocks of THREADS threads, or one block of a thread an iteration for
+  fewer iterations than that (on a GPU, as fast as whole warps: a warp's
+  missing threads are the lanes it would leave idle; in the simulator,
+  where each thread is a Python thread, far cheaper)."""
   count = int(count)
   if count < THREADS:
-    launch_grid(kernel, 1, max(-(-count // _WARP), 1) * _WARP, *args)
+    launch_grid(kernel, 1, max(count, 1), *args)
   else:
     launch_grid(kernel, min(-(-count // THREADS), _MAX_BLOCKS), THREADS, *args)
 

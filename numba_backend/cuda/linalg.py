@@ -3,9 +3,10 @@
 dot_general: a thread a result element, adding its products in ascending
 order of the contracted index from zero, in the contraction dtype (as the
 CPU's `batched_matmul`, whose bits it has; the CPU's BLAS products are
-within the tolerance docs/backends.md states); a block of TILE x TILE
+within the tolerance docs/backends.md states); a block of tile x tile
 threads computes a tile of the product, reading the operands' tiles into
-shared memory a TILE of the contracted index at a time (`tiled_matmul`).
+shared memory a tile of the contracted index at a time (`tiled_matmul`;
+the tile is TILE, or the least power of two covering a smaller product).
 
 cholesky, triangular_solve, lu, lu_pivots_to_permutation, geqrf,
 householder_product and qr: the CPU's rules (`decomposition_rules`), whose
@@ -37,51 +38,56 @@ from numba_backend.rules.reductions import first_half
 
 
 TILE = 16
-"""The side of the square tiles of dot_general's product and operands a block holds."""
+"""The side of the square tiles of dot_general's product and operands a
+block holds, for products of at least that many rows or columns."""
 
-_TILED = {}   # the contraction dtype -> its kernel
+_TILED = {}   # (the contraction dtype, the tile's side) -> its kernel
 
 
-def _tiled_kernel(dtype):
-  """The kernel of `tiled_matmul` for operands of the NumPy dtype `dtype`."""
-  if dtype not in _TILED:
+def _tiled_kernel(dtype, tile):
+  """The kernel of `tiled_matmul` for operands of the NumPy dtype `dtype`
+  and tiles of `tile` x `tile`."""
+  if (dtype, tile) not in _TILED:
     scalar = dtype.type
 
     @cuda.jit
     def tiled(a, b, out, batch, m, depth, n, zero):
-      left = cuda.shared.array((TILE, TILE), dtype)
-      right = cuda.shared.array((TILE, TILE), dtype)
+      left = cuda.shared.array((tile, tile), dtype)
+      right = cuda.shared.array((tile, tile), dtype)
       y, x = cuda.threadIdx.y, cuda.threadIdx.x
-      i, j = cuda.blockIdx.y * TILE + y, cuda.blockIdx.x * TILE + x
+      i, j = cuda.blockIdx.y * tile + y, cuda.blockIdx.x * tile + x
       for p in range(cuda.blockIdx.z, batch, cuda.gridDim.z):
         acc = zero
-        for start in range(0, depth, TILE):
+        for start in range(0, depth, tile):
           k = start + x   # (this thread's element of the left tile, then of the right)
           left[y, x] = a[(p * m + i) * depth + k] if i < m and k < depth else zero
           k = start + y
           right[y, x] = b[(p * depth + k) * n + j] if k < depth and j < n else zero
           cuda.syncthreads()
-          for t in range(min(TILE, depth - start)):
+          for t in range(min(tile, depth - start)):
             acc = scalar(acc + scalar(left[y, t] * right[t, x]))
           cuda.syncthreads()
         if i < m and j < n:
           out[(p * m + i) * n + j] = acc
 
-    tiled.made_by = (_tiled_kernel, (dtype,))   # (for `device.recording_launches`)
-    _TILED[dtype] = tiled
-  return _TILED[dtype]
+    tiled.made_by = (_tiled_kernel, (dtype, tile))   # (for `device.recording_launches`)
+    _TILED[dtype, tile] = tiled
+  return _TILED[dtype, tile]
 
 
 def tiled_matmul(a, b, out, batch, m, depth, n, zero):
   """out[p, i, j] = the sum over k of a[p, i, k] * b[p, k, j] (flat arrays
   of one dtype, (batch, m, depth), (batch, depth, n), (batch, m, n)), added
   in ascending k from `zero`, each product and sum rounded to the dtype:
-  blocks of TILE x TILE threads over the tiles of each product (the third
-  axis of the grid over the batch)."""
+  blocks of tile x tile threads over the tiles of each product (the third
+  axis of the grid over the batch), the tile TILE or the least power of two
+  covering a product of fewer rows and columns (in the simulator, where
+  each thread is a Python thread, far cheaper)."""
   if out.size:
-    grid = (-(-n // TILE), -(-m // TILE), min(batch, 65535))
-    G.launch_grid(_tiled_kernel(out.dtype), grid, (TILE, TILE), a, b, out, batch, m, depth, n,
-                  zero)
+    tile = min(TILE, 1 << (int(max(m, n)) - 1).bit_length())
+    grid = (-(-n // tile), -(-m // tile), min(batch, 65535))
+    G.launch_grid(_tiled_kernel(out.dtype, tile), grid, (tile, tile), a, b, out, batch, m, depth,
+                  n, zero)
 
 
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):

@@ -150,7 +150,7 @@ def test_rank0_values_and_literals():
 
 
 @pytest.mark.parametrize("size", [1, 31, 32, 33, 255, 256, 257, 600])
-def test_a_launch_covers_every_iteration_with_whole_warps(size, monkeypatch):
+def test_a_launch_covers_every_iteration(size, monkeypatch):
   from numba_backend.cuda import device
   launches = []
   launch_grid = device.launch_grid
@@ -163,8 +163,8 @@ def test_a_launch_covers_every_iteration_with_whole_warps(size, monkeypatch):
   x = np.arange(size, dtype=np.float32)
   np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: x * 2 + 1, backend="numba-cuda")(x)),
                                 x * 2 + 1)
-  # fewer than 256 iterations: one block of the fewest whole warps of 32
-  assert launches == [(1, -(-size // 32) * 32) if size < 256 else (-(-size // 256), 256)]
+  # fewer than 256 iterations: one block of a thread an iteration
+  assert launches == [(1, size) if size < 256 else (-(-size // 256), 256)]
 
 
 _REDUCTIONS = {"sum": jnp.sum, "prod": jnp.prod, "max": jnp.max, "min": jnp.min,
@@ -419,9 +419,11 @@ def test_dot_general_matches_the_cpu_backend_bit_for_bit(data):
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
-@pytest.mark.parametrize("sizes", [(1, 17, 33, 18), (2, 16, 16, 16), (3, 1, 40, 2)])
+@pytest.mark.parametrize("sizes", [(1, 17, 33, 18), (2, 16, 16, 16), (3, 1, 40, 2),
+                                   (2, 3, 20, 5), (1, 1, 7, 1)])
 def test_tiled_products_add_in_ascending_order(sizes):
-  """Products across several tiles of TILE = 16 (and a batch): each result
+  """Products across several tiles of TILE = 16, or of the least power of
+  two covering a smaller product (8, 2, 1 here), and a batch: each result
   element adds its products in ascending k from zero, rounding each product
   and each sum to float32 (NumPy, step by step), -0.0, inf and NaN included."""
   batch, m, depth, n = sizes

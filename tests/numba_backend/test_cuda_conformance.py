@@ -1,6 +1,6 @@
 """`python -m conformance --backend numba-cuda` in numba's CUDA simulator:
 every property and derivative case of each family, one example a case
-(about three minutes of the simulator in all; the documented examples'
+(about a minute and a half of the simulator in all; the documented examples'
 million-element arrays would take it hours); and (opt-in, `-m numba_full`:
 thousands of kernels, a quarter of an hour) every kernel those cases launch
 compiled to PTX for compute capability 9.0."""

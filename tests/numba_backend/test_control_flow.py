@@ -156,11 +156,14 @@ def _step(kind):
   a further use of the carry a that keeps the loop from writing a's new
   value over the old (`lower.writes_over`): a reduction after the loop, a
   y that is a itself, or a costly function in the loop; or ("product") a
-  read by a matrix product before a costly loop that reads b alone."""
+  read by a matrix product before a costly loop that reads b alone (by
+  ones, so that each product is exact, subnormal numbers included: the
+  reference's BLAS, fusing a product into its sum, and the backend's loop,
+  rounding it first, then add the same numbers)."""
   def step(carry, x):
     a, b = carry
     if kind == "product":
-      m = jnp.full((a.shape[-1], a.shape[-1]), 0.25, a.dtype)
+      m = jnp.ones((a.shape[-1], a.shape[-1]), a.dtype)
       product = lax.dot_general(a, m, (((a.ndim - 1,), (0,)), ((), ())))
       return (lax.tanh(product) + b * x, b * 0.5), ()
     new_a = a * 0.5 + b * x

@@ -15,8 +15,8 @@ transforms' bounds, S over the whole transformed block (the transforms'
 unit weights carry each one's error on unchanged), before its rounding.
 An input that is not finite is loaded as NaN (both parts), and a stage's
 output to which a non-finite value contributes is NaN, so every output of a
-transform reading one is (a transform of length 1 too). The work is n·Σ_r r a transform: a
-large prime factor p of n costs p terms an output."""
+transform reading one is (a transform of length 1 too). The work is n·Σ_r r
+a transform: a large prime factor p of n costs p terms an output."""
 
 import math
 
@@ -80,15 +80,15 @@ def load(x, t, n, length, inner, terms, hermitian):
   NaN in both parts where a part it reads is not finite."""
   line, j = t // n, t % n
   start = (line // inner) * length * inner + line % inner
-  if not hermitian:
-    return _poisoned(complex(x[start + j * inner]))
-  m = j if 2 * j <= n else n - j
-  if m >= terms:
+  m = j if not hermitian or 2 * j <= n else n - j
+  if hermitian and m >= terms:
     return complex(0.0, 0.0)
   value = complex(x[start + m * inner])
-  if m == 0 or 2 * m == n:
-    return _poisoned(complex(value.real, 0.0))
-  return _poisoned(value if m == j else value.conjugate())
+  if hermitian and (m == 0 or 2 * m == n):
+    value = complex(value.real, 0.0)
+  elif m != j:
+    value = value.conjugate()
+  return _poisoned(value)
 
 
 @cuda.jit(device=True)

@@ -738,7 +738,8 @@ def test_cuda_array_interface_exposes_the_device_memory():
 
 
 def test_the_numba_backend_does_not_import_numba_cuda():
-  """Nor this target (so that its programs' cache key, backend.VERSION, can leave its source out)."""
+  """Nor this target (so that its programs' cache key, backend.VERSION,
+  can leave its source out)."""
   code = ("import sys\nimport refimpl as jax, refimpl.numpy as jnp\n"
           "jax.jit(lambda x: x + 1, backend='numba')(jnp.ones(3))\n"
           "print('numba.cuda' in sys.modules, 'numba_backend.cuda' in sys.modules)")

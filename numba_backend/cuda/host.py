@@ -7,9 +7,8 @@ there and its array results back to the device, in program order:
   program runs as Python, calling `host_call` here;
 - by the CPU backend's program of the equation (`on_host`): the
   eigendecompositions and the SVD (LAPACK's geev, syevd/heevd and gesdd: the
-  eigenproblems and the SVD have no device kernels yet), the Hessenberg,
-  tridiagonal and Schur reductions, ormqr, cholesky_update and
-  symmetric_product (the CPU's kernels of the reference's Python), and the
+  eigenproblems and the SVD have no device kernels yet), the Schur
+  decomposition (the CPU's kernel of the reference's QR iteration), and the
   elementwise equations whose scalar functions device code cannot run
   (`HOST_ELEMENTWISE`), each taken out of the loops over elements as an
   `on_host_p` equation (`with_host_equations`).
@@ -78,9 +77,7 @@ def _equation_on_host(primitive):
                                                    params=params)
 
 
-for _primitive in (linalg.eig_p, linalg.eigh_p, linalg.svd_p, linalg.hessenberg_p,
-                   linalg.tridiagonal_p, linalg.ormqr_p, linalg.schur_p,
-                   linalg.cholesky_update_p, linalg.symmetric_product_p):
+for _primitive in (linalg.eig_p, linalg.eigh_p, linalg.svd_p, linalg.schur_p):
   CUDA_RULES[_primitive] = _equation_on_host(_primitive)
 
 on_host_p = Operation("on_host")

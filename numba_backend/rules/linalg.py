@@ -491,14 +491,29 @@ def _conj_dot(x, x_start, y_start, count):
 
 
 @kernel_jit
-def _reflector_dot(v, x, j, c, v_stride, x_stride, m):
-  """v^H x[j:, c] for the reflector v = (1, v[j + 1:, j]) (rows of `v_stride`
-  and `x_stride` elements), summed as np.einsum: ascending, plain products."""
-  zero = _zero_like(x[j * x_stride + c])
-  total = zero + np.conj(zero + 1) * x[j * x_stride + c]
-  for r in range(j + 1, m):
-    total += np.conj(v[r * v_stride + j]) * x[r * x_stride + c]
+def _reflector_dot(v, v_start, v_stride, x, x_start, x_stride, count):
+  """v^H x for the reflector v = (1, v[v_start + v_stride], v[v_start + 2
+  v_stride], ...) and x = x[x_start::x_stride] (`count` elements each),
+  summed as np.einsum: ascending, plain products."""
+  zero = _zero_like(x[x_start])
+  total = zero + np.conj(zero + 1) * x[x_start]
+  for r in range(1, count):
+    total += np.conj(v[v_start + r * v_stride]) * x[x_start + r * x_stride]
   return total
+
+
+@kernel_jit
+def reflect_left(v, v_start, v_stride, tau, x, x_start, x_stride, rows, columns, products):
+  """x := (I - tau v v^H) x for the reflector v (`rows` elements, as
+  `_reflector_dot`) and the rows x columns matrix x[x_start + r x_stride
+  + c]: x[r, c] -= (tau v[r]) (v^H x)[c], the einsum order; `products`
+  holds `columns` elements."""
+  for c in range(columns):
+    products[c] = _reflector_dot(v, v_start, v_stride, x, x_start + c, x_stride, rows)
+  for r in range(rows):
+    scaled = _times(tau, v[v_start + r * v_stride] if r else _zero_like(tau) + 1)
+    for c in range(columns):
+      x[x_start + r * x_stride + c] -= _times(scaled, products[c])
 
 
 @kernel_jit
@@ -635,12 +650,9 @@ def householder_matrix(x, tau, order, m, n, pivoting, squares, products):
       x[j * n + j] = beta
     else:
       tau[j] = 0
-    for c in range(j + 1, n):   # v^H x[j:, c], v = (1, x[j + 1:, j])
-      products[c] = _reflector_dot(x, x, j, c, n, n, m)
-    for r in range(j, m):   # x[j:, j + 1:] -= conj(tau) v (v^H x[j:, j + 1:])
-      scaled = _times(np.conj(tau[j]), x[r * n + j] if r > j else _zero_like(alpha) + 1)
-      for c in range(j + 1, n):
-        x[r * n + c] -= _times(scaled, products[c])
+    # x[j:, j + 1:] -= conj(tau) v (v^H x[j:, j + 1:]), v = (1, x[j + 1:, j])
+    reflect_left(x, j * n + j, n, np.conj(tau[j]), x, j * n + j + 1, n, m - j, n - j - 1,
+                 products)
 
 
 @kernel_jit
@@ -651,13 +663,9 @@ def householder_product_matrix(v, tau, x, m, width, columns, k, products):
   holds `columns` elements."""
   for i in range(min(m, columns)):
     x[i * columns + i] = 1
-  for j in range(k - 1, -1, -1):
-    for c in range(columns):
-      products[c] = _reflector_dot(v, x, j, c, width, columns, m)
-    for r in range(j, m):   # x[j:] -= tau v (v^H x[j:])
-      scaled = _times(tau[j], v[r * width + j] if r > j else _zero_like(tau[j]) + 1)
-      for c in range(columns):
-        x[r * columns + c] -= _times(scaled, products[c])
+  for j in range(k - 1, -1, -1):   # x[j:] -= tau v (v^H x[j:])
+    reflect_left(v, j * width + j, width, tau[j], x, j * columns, columns, m - j, columns,
+                 products)
 
 
 @kernel_jit

@@ -20,6 +20,8 @@ from tests.numba_backend.ptx import programs_ptx
 
 DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64)]
 SETTINGS = settings(max_examples=3, deadline=None)
+MANY = settings(max_examples=20, deadline=None)
+"""For the cheap kernels (milliseconds an example once compiled)."""
 
 
 def _run(dtype, program, *operands, backend="reference"):
@@ -186,6 +188,151 @@ def test_tridiagonal_solve_swaps_rows_and_finds_zero_pivots(dtype):
   _assert_solution_close(want, got, 3, _condition(dl[:1], d[:1], du[:1]), dtype)
 
 
+def _reflectors_product(out, taus):
+  """Q = H_0 ... H_{n-2} (complex128) of each matrix of a hessenberg result:
+  H_j = I - taus[j] v v^H, v one at row j + 1 and out[j + 2:, j] below."""
+  *batch, n = out.shape[:-1]
+  q = np.broadcast_to(np.eye(n, dtype=np.complex128), out.shape).copy()
+  for j in range(n - 1):
+    v = np.zeros(tuple(batch) + (n,), np.complex128)
+    v[..., j + 1], v[..., j + 2:] = 1, out[..., j + 2:, j]
+    h = np.eye(n) - taus[..., j, None, None] * v[..., :, None] * np.conj(v[..., None, :])
+    q = q @ h
+  return q
+
+
+def _assert_similar(a, q, t, dtype, what):
+  """q t q^H is `a` within 64 n² ε of `dtype` times ‖a‖ (a backward-stable
+  reduction, its results rounded to `dtype`), and q is unitary as closely."""
+  n = a.shape[-1]
+  eps = float(dtypes.finfo(dtypes.to_real_dtype(dtype) if dtypes.is_complex(dtype) else dtype).eps)
+  scale = np.linalg.norm(a, axis=(-2, -1), keepdims=True) if a.size else 0
+  qh = np.conj(np.swapaxes(q, -1, -2))
+  assert np.all(np.abs(q @ t @ qh - a) <= 64 * n * n * eps * (scale + 1e-300)), what
+  assert np.all(np.abs(qh @ q - np.eye(n)) <= 64 * n * n * eps), what
+
+
+def _finite_matrices(x):
+  """Which matrices of the stack `x` have no NaN or infinity."""
+  return np.isfinite(x).all(axis=(-2, -1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@MANY
+@given(data=st.data())
+def test_hessenberg_and_tridiagonal_are_similarity_transforms(dtype, data):
+  """hessenberg: a = Q H Q^H with Q the product of its reflectors; tridiagonal
+  (either triangle): the Hermitian matrix of the read triangle is Q T Q^H,
+  the other triangle as given; both NaN where the reference is (a non-finite
+  entry read). (Their sums are ascending, the reference's BLAS's in its own
+  order: results that cancel to rounding noise may differ from the reference's.)"""
+  batch, n = data.draw(batches()), data.draw(st.integers(1, 4))
+  x = data.draw(square_matrices(dtype, batch, n))
+  lower = data.draw(st.booleans())
+  want, got = _run(dtype, lambda x: [*linalg.hessenberg(x), *linalg.tridiagonal(x, lower=lower)],
+                   x)
+  for w, g in zip(want, got):
+    w, g = np.asarray(w), np.asarray(g)
+    assert w.dtype == g.dtype and w.shape == g.shape
+    assert np.array_equal(np.isnan(w), np.isnan(g))
+  a = x.astype(np.complex128)
+  out, taus = (np.asarray(y).astype(np.complex128) for y in got[:2])
+  finite = _finite_matrices(a)
+  _assert_similar(a[finite], _reflectors_product(out, taus)[finite], np.triu(out, -1)[finite],
+                  dtype, "hessenberg")
+  out, d, e, taus = (np.asarray(y) for y in got[2:])
+  triangle = np.tril(a) if lower else np.triu(a)
+  hermitian = triangle + np.conj(np.swapaxes(triangle, -1, -2))
+  hermitian -= np.eye(n) * (triangle + np.conj(triangle)) / 2   # the diagonal's real part, once
+  if not lower:   # LAPACK's upper storage: the lower one of the reversed matrix
+    hermitian, out, d, e, taus = (hermitian[..., ::-1, ::-1], out[..., ::-1, ::-1],
+                                  d[..., ::-1], e[..., ::-1], taus[..., ::-1])
+  t = np.zeros(a.shape, np.complex128)
+  i = np.arange(n)
+  t[..., i, i], t[..., i[1:], i[:-1]], t[..., i[:-1], i[1:]] = d, e, e
+  finite = _finite_matrices(hermitian)
+  _assert_similar(hermitian[finite], _reflectors_product(out.astype(np.complex128), taus)[finite],
+                  t[finite], dtype, "tridiagonal")
+  kept = np.triu(x, 1) if lower else np.tril(x, -1)
+  untouched = (np.triu(got[2], 1) if lower else np.tril(got[2], -1))
+  assert_same(kept, untouched, "the triangle not read")
+
+
+def _assert_within(want, got, bound, dtype, what):
+  """NaN where `want` has NaN; elsewhere within `bound` (float64) plus two
+  ulps of `dtype` of the reference's magnitude (the rounding to it)."""
+  want, got = np.asarray(want), np.asarray(got)
+  assert want.dtype == got.dtype and want.shape == got.shape, what
+  assert np.array_equal(np.isnan(want), np.isnan(got)), what
+  finite = ~np.isnan(want)
+  w, g = want[finite].astype(np.complex128), got[finite].astype(np.complex128)
+  eps = float(dtypes.finfo(dtypes.to_real_dtype(dtype) if dtypes.is_complex(dtype) else dtype).eps)
+  assert np.all(np.abs(w - g) <= np.broadcast_to(bound, want.shape)[finite] + 2 * eps * np.abs(w)), \
+      (what, w, g)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@MANY
+@given(data=st.data())
+def test_ormqr_and_symmetric_product_are_within_the_tolerance(dtype, data):
+  """ormqr (either side, either op) of geqrf's reflectors (the reference's
+  bits on either backend) applied to bounded matrices, within 64 m ε ‖c‖ of
+  float64; symmetric_product (real) within dot_general's bound, K ε S of
+  float64 (K products of absolute sum S), of the reference's."""
+  batch, m, p = data.draw(batches()), data.draw(st.integers(1, 4)), data.draw(st.integers(1, 3))
+  n = data.draw(st.integers(0, m))
+  a = data.draw(matrices(dtype, batch, (m, n)))
+  c = data.draw(cst.bounded_arrays(np.dtype(dtype), batch + (m, p)))
+  left, transpose = data.draw(st.booleans()), data.draw(st.booleans())
+  operand = c if left else np.ascontiguousarray(np.swapaxes(c, -1, -2))
+  (want,), (got,) = _run(dtype, lambda a, c: [linalg.ormqr(*linalg.geqrf(a), c, left=left,
+                                                           transpose=transpose)], a, operand)
+  eps64 = np.finfo(np.float64).eps
+  size = np.linalg.norm(c.astype(np.complex128), axis=(-2, -1), keepdims=True) if c.size else 0
+  _assert_within(want, got, 64 * m * eps64 * size, dtype, "ormqr")
+  if dtypes.is_complex(dtype):
+    return
+  alpha, beta = data.draw(st.sampled_from([1.0, -0.5, 2.0])), data.draw(st.sampled_from([0, 3.0]))
+  symmetric = (c[..., :, :1] * np.swapaxes(c[..., :, :1], -1, -2)).astype(dtype)
+  (want,), (got,) = _run(dtype, lambda a, s: [linalg.symmetric_product(a, s, alpha=alpha,
+                                                                       beta=beta)], c, symmetric)
+  wide = np.abs(c.astype(np.float64))
+  products = abs(alpha) * (wide @ np.swapaxes(wide, -1, -2))
+  _assert_within(want, got, p * eps64 * products, dtype, "symmetric_product")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+@MANY
+@given(data=st.data())
+def test_cholesky_update_matches_the_reference_bit_for_bit(dtype, data):
+  """The Givens rotations of cholesky_update, elementwise as the reference
+  (no fused multiply-adds), from factors of positive-definite matrices and
+  from any matrices (NaN and infinities too)."""
+  batch, n = data.draw(batches()), data.draw(st.integers(0, 4))
+  r = data.draw(square_matrices(dtype, batch, n))
+  w = data.draw(cst.arrays(np.dtype(dtype), batch + (n,)))
+  want, got = _run(dtype, lambda r, w: [jax.vmap(linalg.cholesky_update)(r, w) if batch
+                                        else linalg.cholesky_update(r, w)], r, w)
+  assert_same(want[0], got[0], "cholesky_update")
+
+
+def test_hessenberg_tridiagonal_and_ormqr_follow_the_reference():
+  """On Gaussian matrices (no cancellation to rounding noise): the
+  reference's results (the same reflectors, signs and layout), within a few
+  ulps of float64."""
+  rng = np.random.default_rng(3)
+  x = (rng.standard_normal((2, 5, 5)) + 1j * rng.standard_normal((2, 5, 5)))
+  c = rng.standard_normal((2, 5, 3))
+  for a in (x.real.copy(), x):
+    programs = [lambda a, c: linalg.hessenberg(a), lambda a, c: linalg.tridiagonal(a),
+                lambda a, c: linalg.tridiagonal(a, lower=False),
+                lambda a, c: [linalg.ormqr(*linalg.geqrf(a), c.astype(a.dtype), transpose=True)]]
+    for program in programs:
+      want, got = _run(np.float64, program, a, c)
+      for w, g in zip(want, got):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=0, atol=1e-13)
+
+
 def test_numpy_linalg_matches_the_reference_and_the_cpu_backend_bit_for_bit():
   """jnp.linalg's solve, inv, det, qr and cholesky end to end: the
   reference's bits, and (solve and det) the CPU backend's."""
@@ -213,7 +360,13 @@ programs = {"cholesky": lambda x: linalg.cholesky_p.bind(x),
             "lu_pivots_to_permutation": lambda x: linalg.lu_pivots_to_permutation(p, 4),
             "qr": lambda x: linalg.qr(x, pivoting=True),
             "tridiagonal_solve": lambda x: linalg.tridiagonal_solve(x[0, 0], x[0, 1], x[0, 2],
-                                                                    x[0])}
+                                                                    x[0]),
+            "hessenberg": linalg.hessenberg,
+            "tridiagonal": lambda x: linalg.tridiagonal(x, lower=False),
+            "ormqr": lambda x: [linalg.ormqr(*linalg.geqrf(x), x[..., :2, :], left=False),
+                                linalg.ormqr(*linalg.geqrf(x), x, transpose=True)],
+            "cholesky_update": lambda x: jax.vmap(linalg.cholesky_update)(x, x[..., 0]),
+            "symmetric_product": lambda x: linalg.symmetric_product(x[..., :2], x, beta=2.0)}
 """
 
 

@@ -5,10 +5,10 @@ there and its array results back to the device, in program order:
   checkify's debug checks: the CPU rules
   (numba_backend/rules/host.py), whose `numba.objmode` block the host
   program runs as Python, calling `host_call` here;
-- by the CPU backend's program of the equation (`on_host`): the
-  eigendecompositions and the SVD (LAPACK's geev, syevd/heevd and gesdd: the
-  eigenproblems and the SVD have no device kernels yet), the Schur
-  decomposition (the CPU's kernel of the reference's QR iteration), and the
+- by the CPU backend's program of the equation (`on_host`): eig (LAPACK's
+  geev) and schur (the CPU's kernel of the reference's QR iteration), which
+  have no device kernels (JAX's schur runs on the CPU alone, and XLA long
+  computed eig on the CPU for a GPU too), and the
   elementwise equations whose scalar functions device code cannot run
   (`HOST_ELEMENTWISE`), each taken out of the loops over elements as an
   `on_host_p` equation (`with_host_equations`).
@@ -77,7 +77,7 @@ def _equation_on_host(primitive):
                                                    params=params)
 
 
-for _primitive in (linalg.eig_p, linalg.eigh_p, linalg.svd_p, linalg.schur_p):
+for _primitive in (linalg.eig_p, linalg.schur_p):
   CUDA_RULES[_primitive] = _equation_on_host(_primitive)
 
 on_host_p = Operation("on_host")

@@ -28,6 +28,11 @@ and rotations, the reflections' products summed in ascending order (the
 CPU's `reflect_left`, and `_reflect_right`), within the tolerance of
 docs/backends.md; cholesky_update's rotations the reference's bits.
 symmetric_product: a a^T by `tiled_matmul`, then alpha p + beta c.
+
+eigh and svd: a thread a matrix by Jacobi's method (`_jacobi`,
+`_one_sided_jacobi`), not the reference's LAPACK: within the tolerance of
+docs/backends.md, the vectors up to the choices the reference leaves
+unspecified.
 """
 
 import math
@@ -39,7 +44,7 @@ from refimpl.lax import linalg as lax
 from numba_backend.cuda import device as G
 from numba_backend.cuda.kernels import block_sum, device_version
 from numba_backend.cuda.lower import CUDA_RULES
-from numba_backend.lower import type_source
+from numba_backend.lower import LoweringError, type_source
 from numba_backend.rules import linalg as cpu
 from numba_backend.rules.linalg import from_compute, matmul_operands, operand
 from numba_backend.rules.reductions import first_half
@@ -300,7 +305,7 @@ def _larfg(x, start, stride, count, squares):
     squares[i] = modulus * modulus
   rest = math.sqrt(0.0 + pairwise(squares, 0, count - 1, -0.0))
   if rest == 0 and alpha.imag == 0:
-    return cpu._zero_like(alpha)
+    return alpha * 0   # (NaN for a NaN alpha, as the reference's)
   modulus = cpu._modulus(alpha)
   beta = -math.copysign(math.sqrt(modulus * modulus + rest * rest), alpha.real)
   scale = alpha - beta
@@ -465,3 +470,338 @@ def _cholesky_update(ctx, r, w):
 
 CUDA_RULES.update({lax.hessenberg_p: _hessenberg, lax.tridiagonal_p: _tridiagonal,
                    lax.ormqr_p: _ormqr, lax.cholesky_update_p: _cholesky_update})
+
+
+# --- eigh and svd: Jacobi's method ------------------------------------------------------------
+
+SWEEPS = 64
+"""The most sweeps of Jacobi rotations eigh and svd make before they give up on a
+matrix (NaN results, as the reference's LAPACK failing to converge): far
+more than it takes (quadratic convergence: about ten sweeps for n = 100)."""
+
+_EPS = float(np.finfo(np.float64).eps)
+
+
+@cuda.jit(device=True)
+def _exponent(x, count):
+  """The exponent e of the largest modulus among the parts of x[:count]
+  (math.frexp's: 2**-e times it lies in [0.5, 1)); 0 for zeros."""
+  largest = 0.0
+  for k in range(count):
+    largest = max(largest, abs(x[k].real), abs(x[k].imag))
+  return math.frexp(largest)[1] if largest > 0 else 0
+
+
+@cuda.jit(device=True)
+def _frobenius(x, count):
+  """The square root of the sum of the squared moduli of x[:count] (in order)."""
+  total = 0.0
+  for k in range(count):
+    total += x[k].real * x[k].real + x[k].imag * x[k].imag
+  return math.sqrt(total)
+
+
+@cuda.jit(device=True)
+def _identity(x, n):
+  """x (n x n) := the identity."""
+  for t in range(n * n):
+    x[t] = 0
+  for i in range(n):
+    x[i * n + i] = 1
+
+
+@cuda.jit(device=True)
+def _rotation(app, aqq, g):
+  """(c, s) of the Jacobi rotation that zeroes the entry of modulus g > 0
+  off the diagonal (app, aqq) of a Hermitian 2 x 2 matrix: s = t c, c = 1 /
+  sqrt(1 + t^2), t = sign(theta) / (|theta| + hypot(theta, 1)), theta =
+  (aqq - app) / 2g (the smaller angle)."""
+  theta = (aqq - app) / (2 * g)
+  t = math.copysign(1.0, theta) / (abs(theta) + math.hypot(theta, 1.0))
+  c = 1 / math.sqrt(1 + t * t)
+  return c, t * c
+
+
+@cuda.jit(device=True)
+def _rotate_columns(x, stride, rows, p, q, c, s, e):
+  """x := x J for the rows x stride `x` and the rotation J of the plane
+  (p, q) with J[p, p] = J[q, q] = c, J[p, q] = s e, J[q, p] = -s conj(e)."""
+  for r in range(rows):
+    xp, xq = x[r * stride + p], x[r * stride + q]
+    x[r * stride + p] = c * xp - s * np.conj(e) * xq
+    x[r * stride + q] = s * e * xp + c * xq
+
+
+@cuda.jit(device=True)
+def _rotate(h, vectors, n, p, q, c, s, e):
+  """h := J^H h J and vectors := vectors J for `_rotate_columns`' J: h[p, q]
+  then zero (set exactly), h[p, p] and h[q, q] real."""
+  _rotate_columns(h, n, n, p, q, c, s, e)
+  _rotate_columns(vectors, n, n, p, q, c, s, e)
+  for k in range(n):   # the rows p and q
+    hp, hq = h[p * n + k], h[q * n + k]
+    h[p * n + k] = c * hp - s * e * hq
+    h[q * n + k] = s * np.conj(e) * hp + c * hq
+  h[p * n + q] = h[q * n + p] = 0
+  h[p * n + p], h[q * n + q] = h[p * n + p].real, h[q * n + q].real
+
+
+@cuda.jit(device=True)
+def _jacobi(h, vectors, n):
+  """Diagonalizes the Hermitian n x n `h` in place by cyclic Jacobi
+  rotations, their product into `vectors` (the identity first): each sweep
+  rotates every pair p < q in order whose h[p, q] is above eps
+  sqrt(|h[p, p] h[q, q]|) (the relative criterion of Demmel and Veselic)
+  and above eps ‖h‖ / n (those below, left as they are, move the
+  eigenvalues by less than eps ‖h‖ all together, as LAPACK's own error), by
+  the angle that zeroes it (`_rotation`); until a sweep rotates none.
+  Whether it converged within SWEEPS sweeps."""
+  negligible = _EPS * _frobenius(h, n * n) / max(n, 1)
+  _identity(vectors, n)
+  for _ in range(SWEEPS):
+    rotated = False
+    for p in range(n - 1):
+      for q in range(p + 1, n):
+        apq = h[p * n + q]
+        g = cpu._modulus(apq)
+        app, aqq = h[p * n + p].real, h[q * n + q].real
+        if g <= negligible or g <= _EPS * math.sqrt(abs(app)) * math.sqrt(abs(aqq)):
+          continue
+        rotated = True
+        c, s = _rotation(app, aqq, g)
+        _rotate(h, vectors, n, p, q, c, s, apq / g)
+    if not rotated:
+      return True
+  return False
+
+
+@cuda.jit(device=True)
+def _ascending(values, order, n):
+  """order[:n] := the indices of values[:n] in ascending order of value,
+  equal ones in index order (an insertion sort)."""
+  for i in range(n):
+    j = i
+    while j > 0 and values[order[j - 1]] > values[i]:
+      order[j] = order[j - 1]
+      j -= 1
+    order[j] = i
+
+
+@cuda.jit(device=True)
+def eigh_matrix(x, v, w, n, lo, hi, lower, h, vectors, values, order):
+  """The eigenpairs lo..hi-1 (ascending eigenvalues) of the Hermitian matrix
+  of the read triangle of the flat n x n `x` (as the reference's
+  `_hermitian_from_triangle` builds it), into v (n x (hi - lo), the
+  eigenvectors as columns) and w (hi - lo), by `_jacobi` on the matrix
+  scaled by a power of two (its largest modulus in [0.5, 1), exactly);
+  all NaN for a triangle with a non-finite entry or without convergence.
+  `h` and `vectors` hold n x n elements, `values` and `order` n."""
+  if n == 0:
+    return
+  d = hi - lo
+  for i in range(n):   # the triangle plus the conjugate transpose of its strict part
+    for k in range(n):
+      if (i >= k) == bool(lower) or i == k:
+        h[i * n + k] = x[i * n + k]
+      else:
+        h[i * n + k] = np.conj(x[k * n + i])
+    h[i * n + i] = h[i * n + i].real
+  finite, exponent = _finite(h, n * n), 0
+  if finite:
+    exponent = _exponent(h, n * n)
+    for t in range(n * n):
+      h[t] = cpu._times_power_of_two(h[t], -exponent)
+  if not (finite and _jacobi(h, vectors, n)):
+    v[:] = cpu._nan_like(x[0])
+    w[:] = np.nan
+    return
+  for i in range(n):
+    values[i] = h[i * n + i].real
+  _ascending(values, order, n)
+  for c in range(d):
+    w[c] = cpu._times_power_of_two(values[order[lo + c]], exponent)
+    for r in range(n):
+      v[r * d + c] = vectors[r * n + order[lo + c]]
+
+
+def _eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index):
+  (aval,), (v_aval, w_aval) = ctx.avals_in, ctx.avals_out
+  n, batch, wide = aval.shape[-1], cpu._batch(aval), lax._wide(aval.dtype)
+  lo, hi = lax._index_range(subset_by_index, n)
+  v, w = cpu._new(ctx, batch * n * (hi - lo), wide), cpu._new(ctx, batch * (hi - lo), np.float64)
+  h, vectors = cpu._new(ctx, batch * n * n, wide), cpu._new(ctx, batch * n * n, wide)
+  values, order = cpu._new(ctx, batch * n, np.float64), cpu._new(ctx, batch * n, np.int64)
+  cpu.each_matrix(ctx, eigh_matrix, batch, (cpu._wide_operand(ctx, x, aval), n * n),
+                  (v, n * (hi - lo)), (w, hi - lo), *map(ctx.dim, (n, lo, hi, lower)),
+                  (h, n * n), (vectors, n * n), (values, n), (order, n))
+  return [from_compute(ctx, v, wide, v_aval), from_compute(ctx, w, np.float64, w_aval)]
+
+
+CUDA_RULES[lax.eigh_p] = _eigh
+
+
+@cuda.jit(device=True)
+def _column_dot(w, stride, rows, p, q):
+  """The sum over i of conj(w[i, p]) w[i, q] (ascending), for the rows x
+  stride matrix `w`."""
+  total = w[p] * 0
+  for i in range(rows):
+    total += np.conj(w[i * stride + p]) * w[i * stride + q]
+  return total
+
+
+@cuda.jit(device=True)
+def _one_sided_jacobi(w, v, rows, columns, negligible):
+  """Orthogonalizes the columns of the rows x columns `w` (rows >= columns)
+  in place by cyclic Jacobi rotations of pairs of columns (Hestenes's
+  method: `_jacobi`'s rotations of w^H w, applied to w's columns), their
+  product into the columns x columns `v` (the identity first): a pair
+  p < q is rotated while |w_p^H w_q| > eps ‖w_p‖ ‖w_q‖ and both squared
+  norms are above `negligible` (a column below it is rounding noise of a
+  zero singular value, which rotations would shrink without end); until a
+  sweep rotates none. Whether it converged within SWEEPS sweeps."""
+  _identity(v, columns)
+  for _ in range(SWEEPS):
+    rotated = False
+    for p in range(columns - 1):
+      for q in range(p + 1, columns):
+        gamma = _column_dot(w, columns, rows, p, q)
+        g = cpu._modulus(gamma)
+        alpha = _column_dot(w, columns, rows, p, p).real
+        beta = _column_dot(w, columns, rows, q, q).real
+        if (g == 0 or g <= _EPS * math.sqrt(alpha) * math.sqrt(beta)
+            or min(alpha, beta) <= negligible):
+          continue
+        rotated = True
+        c, s = _rotation(alpha, beta, g)
+        _rotate_columns(w, columns, rows, p, q, c, s, gamma / g)
+        _rotate_columns(v, columns, columns, p, q, c, s, gamma / g)
+    if not rotated:
+      return True
+  return False
+
+
+@cuda.jit(device=True)
+def _complete(q, size, present, count):
+  """Columns present..count-1 of the size x size `q`, whose first `present`
+  columns are orthonormal: orthonormal to them and to each other, each the
+  first unit vector e_i (after the last one taken) whose part orthogonal to
+  the columns before it (two passes of Gram-Schmidt) has a squared norm of
+  at least 1 / 2size, normalized (some e_i always has: their parts' squared
+  norms add up to more than 1/2)."""
+  i = 0
+  for j in range(present, count):
+    while i < size:
+      for r in range(size):
+        q[r * size + j] = 1.0 if r == i else 0.0
+      i += 1
+      for _ in range(2):
+        for col in range(j):
+          projection = _column_dot(q, size, size, col, j)
+          for r in range(size):
+            q[r * size + j] -= projection * q[r * size + col]
+      norm = math.sqrt(_column_dot(q, size, size, j, j).real)
+      if norm * norm >= 0.5 / size:
+        for r in range(size):
+          q[r * size + j] = q[r * size + j] / norm
+        break
+
+
+@cuda.jit(device=True)
+def svd_matrix(x, s, u, vt, m, n, lo, d, full, vectors, w, v, q, norms, order):
+  """The singular triplets lo..lo+d-1 (descending singular values) of the
+  flat m x n `x` into s (d), and with `vectors` into u (m x m when `full`,
+  else m x d) and vt (n x n, else d x n), by `_one_sided_jacobi` on x (x^H
+  when m < n) scaled by a power of two: the singular values are the norms
+  of the orthogonalized columns, the vectors on that side the columns
+  normalized (`_complete`d where a norm is within eps ‖x‖ of zero, and to
+  a square matrix when `full`), on the other the rotations' product; identities for an
+  empty matrix, all NaN for a matrix with a non-finite entry or without
+  convergence. Scratch: w max(m, n) x min(m, n), v min(m, n)^2, q max(m, n)^2
+  elements, norms and order min(m, n)."""
+  rows, columns = max(m, n), min(m, n)
+  u_columns, vt_rows = (m, n) if full else (d, d)
+  if columns == 0 and vectors:
+    for t in range(m * u_columns):
+      u[t] = 1 if t // u_columns == t % u_columns else 0
+    for t in range(vt_rows * n):
+      vt[t] = 1 if t // n == t % n else 0
+  if columns == 0:
+    return
+  for i in range(rows):   # w = x, or x^H
+    for j in range(columns):
+      w[i * columns + j] = x[i * n + j] if m >= n else np.conj(x[j * n + i])
+  finite, exponent = _finite(w, rows * columns), 0
+  if finite:
+    exponent = _exponent(w, rows * columns)
+    for t in range(rows * columns):
+      w[t] = cpu._times_power_of_two(w[t], -exponent)
+  negligible = (_EPS * _frobenius(w, rows * columns)) ** 2 if finite else 0.0
+  if not (finite and _one_sided_jacobi(w, v, rows, columns, negligible)):
+    s[:] = np.nan
+    if vectors:
+      u[:] = cpu._nan_like(x[0])
+      vt[:] = cpu._nan_like(x[0])
+    return
+  for j in range(columns):
+    norms[j] = math.sqrt(_column_dot(w, columns, rows, j, j).real)
+  for i in range(columns):   # descending, equal ones in index order
+    k = i
+    while k > 0 and norms[order[k - 1]] < norms[i]:
+      order[k] = order[k - 1]
+      k -= 1
+    order[k] = i
+  for c in range(d):
+    s[c] = cpu._times_power_of_two(norms[order[lo + c]], exponent)
+  if not vectors:
+    return
+  present = 0   # q: w's columns, normalized, in descending order of norm
+  for j in range(columns):
+    norm = norms[order[j]]
+    kept = norm * norm > negligible   # (a smaller one's direction is noise)
+    present += kept
+    for r in range(rows):
+      q[r * rows + j] = w[r * columns + order[j]] / norm if kept else 0
+  _complete(q, rows, present, rows if full else columns)
+  first = 0 if full else lo
+  if m >= n:   # u: q's columns; vt: v's columns, conjugated, as rows
+    for r in range(m):
+      for c in range(u_columns):
+        u[r * u_columns + c] = q[r * rows + first + c]
+    for r in range(vt_rows):
+      for c in range(n):
+        vt[r * n + c] = np.conj(v[c * columns + order[first + r]])
+  else:   # u: v's columns; vt: q's columns, conjugated, as rows
+    for r in range(m):
+      for c in range(u_columns):
+        u[r * u_columns + c] = v[r * columns + order[first + c]]
+    for r in range(vt_rows):
+      for c in range(n):
+        vt[r * n + c] = np.conj(q[c * rows + first + r])
+
+
+def _svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm):
+  (aval,), (s_aval, *uv_avals) = ctx.avals_in, ctx.avals_out
+  *_, m, n = aval.shape
+  wide, batch, k = lax._wide(aval.dtype), cpu._batch(aval), min(m, n)
+  lo, _ = lax._index_range(subset_by_index, k)
+  d = s_aval.shape[-1]
+  if lo + d > k:
+    raise LoweringError(f"the numba-cuda backend lowers 'svd' with subset_by_index within "
+                        f"[0, min(m, n)] only (got {subset_by_index} for min(m, n) = {k})")
+  s = cpu._new(ctx, batch * d, np.float64)
+  sizes = [math.prod(a.shape[-2:]) for a in uv_avals] or [0, 0]
+  u, vt = (cpu._new(ctx, batch * size, wide) for size in sizes)
+  w, v = cpu._new(ctx, batch * max(m, n) * k, wide), cpu._new(ctx, batch * k * k, wide)
+  q = cpu._new(ctx, batch * max(m, n) ** 2 if compute_uv else 0, wide)
+  norms, order = cpu._new(ctx, batch * k, np.float64), cpu._new(ctx, batch * k, np.int64)
+  cpu.each_matrix(ctx, svd_matrix, batch, (cpu._wide_operand(ctx, x, aval), m * n), (s, d),
+                  (u, sizes[0]), (vt, sizes[1]), *map(ctx.dim, (m, n, lo, d, full_matrices,
+                                                                compute_uv)),
+                  (w, max(m, n) * k), (v, k * k), (q, max(m, n) ** 2 if compute_uv else 0),
+                  (norms, k), (order, k))
+  outs = [from_compute(ctx, s, np.float64, s_aval)]
+  return outs + [from_compute(ctx, y, wide, a) for y, a in zip((u, vt), uv_avals)]
+
+
+CUDA_RULES[lax.svd_p] = _svd

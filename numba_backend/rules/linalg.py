@@ -778,9 +778,9 @@ def singular_values(x, s, sizes):
 
 @kernel_jit
 def _times_power_of_two(x, k):
-  """The array x times 2**k, by two factors of about 2**(k/2), each a float
-  where 2**k may not be (|k| > 1023, as a subnormal matrix's scale): exact
-  for an element that stays a normal float."""
+  """x (an array or a number) times 2**k, by two factors of about 2**(k/2),
+  each a float where 2**k may not be (|k| > 1023, as a subnormal matrix's
+  scale): exact for an element that stays a normal float."""
   half = k // 2
   return x * math.ldexp(1.0, half) * math.ldexp(1.0, k - half)
 

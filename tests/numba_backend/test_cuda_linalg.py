@@ -15,7 +15,8 @@ import refimpl.numpy as jnp
 from refimpl import dtypes
 from refimpl.lax import linalg
 from conformance import strategies as cst
-from tests.numba_backend.test_linalg import assert_same, batches, matrices, square_matrices
+from tests.numba_backend.test_linalg import (assert_same, batches, index_ranges, matrices,
+                                             square_matrices)
 from tests.numba_backend.ptx import programs_ptx
 
 DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64)]
@@ -206,10 +207,30 @@ def _assert_similar(a, q, t, dtype, what):
   reduction, its results rounded to `dtype`), and q is unitary as closely."""
   n = a.shape[-1]
   eps = float(dtypes.finfo(dtypes.to_real_dtype(dtype) if dtypes.is_complex(dtype) else dtype).eps)
-  scale = np.linalg.norm(a, axis=(-2, -1), keepdims=True) if a.size else 0
+  scale = _norms(a)[..., None, None]
   qh = np.conj(np.swapaxes(q, -1, -2))
   assert np.all(np.abs(q @ t @ qh - a) <= 64 * n * n * eps * (scale + 1e-300)), what
   assert np.all(np.abs(qh @ q - np.eye(n)) <= 64 * n * n * eps), what
+
+
+def _hermitian(a, lower):
+  """The Hermitian matrices (complex128) of the `lower` (else upper) triangles of `a`."""
+  triangle = np.tril(a) if lower else np.triu(a)
+  hermitian = (triangle + np.conj(np.swapaxes(triangle, -1, -2))).astype(np.complex128)
+  i = np.arange(a.shape[-1])
+  hermitian[..., i, i] = triangle[..., i, i].real
+  return hermitian
+
+
+def _norms(x):
+  """The Frobenius norm (float64) of each matrix of the stack `x`, each
+  scaled by its largest modulus first, so that no square underflows or
+  overflows."""
+  moduli = np.abs(np.asarray(x).astype(np.complex128))
+  largest = moduli.max(axis=(-2, -1), initial=0.0)
+  with np.errstate(all="ignore"):
+    scaled = moduli / np.where(largest > 0, largest, 1)[..., None, None]
+    return largest * np.sqrt((scaled * scaled).sum(axis=(-2, -1)))
 
 
 def _finite_matrices(x):
@@ -237,20 +258,18 @@ def test_hessenberg_and_tridiagonal_are_similarity_transforms(dtype, data):
     assert np.array_equal(np.isnan(w), np.isnan(g))
   a = x.astype(np.complex128)
   out, taus = (np.asarray(y).astype(np.complex128) for y in got[:2])
-  finite = _finite_matrices(a)
+  finite = _finite_matrices(out)   # (NaN, as the reference's, from a non-finite entry or overflow)
   _assert_similar(a[finite], _reflectors_product(out, taus)[finite], np.triu(out, -1)[finite],
                   dtype, "hessenberg")
   out, d, e, taus = (np.asarray(y) for y in got[2:])
-  triangle = np.tril(a) if lower else np.triu(a)
-  hermitian = triangle + np.conj(np.swapaxes(triangle, -1, -2))
-  hermitian -= np.eye(n) * (triangle + np.conj(triangle)) / 2   # the diagonal's real part, once
+  hermitian = _hermitian(a, lower)
   if not lower:   # LAPACK's upper storage: the lower one of the reversed matrix
     hermitian, out, d, e, taus = (hermitian[..., ::-1, ::-1], out[..., ::-1, ::-1],
                                   d[..., ::-1], e[..., ::-1], taus[..., ::-1])
   t = np.zeros(a.shape, np.complex128)
   i = np.arange(n)
   t[..., i, i], t[..., i[1:], i[:-1]], t[..., i[:-1], i[1:]] = d, e, e
-  finite = _finite_matrices(hermitian)
+  finite = np.isfinite(d).all(axis=-1)
   _assert_similar(hermitian[finite], _reflectors_product(out.astype(np.complex128), taus)[finite],
                   t[finite], dtype, "tridiagonal")
   kept = np.triu(x, 1) if lower else np.tril(x, -1)
@@ -259,16 +278,18 @@ def test_hessenberg_and_tridiagonal_are_similarity_transforms(dtype, data):
 
 
 def _assert_within(want, got, bound, dtype, what):
-  """NaN where `want` has NaN; elsewhere within `bound` (float64) plus two
-  ulps of `dtype` of the reference's magnitude (the rounding to it)."""
+  """NaN where `want` has NaN; elsewhere equal (infinities) or within
+  `bound` (float64) plus two ulps of `dtype` of the reference's magnitude
+  (the rounding to it)."""
   want, got = np.asarray(want), np.asarray(got)
   assert want.dtype == got.dtype and want.shape == got.shape, what
   assert np.array_equal(np.isnan(want), np.isnan(got)), what
   finite = ~np.isnan(want)
   w, g = want[finite].astype(np.complex128), got[finite].astype(np.complex128)
   eps = float(dtypes.finfo(dtypes.to_real_dtype(dtype) if dtypes.is_complex(dtype) else dtype).eps)
-  assert np.all(np.abs(w - g) <= np.broadcast_to(bound, want.shape)[finite] + 2 * eps * np.abs(w)), \
-      (what, w, g)
+  with np.errstate(invalid="ignore"):   # (inf - inf)
+    close = np.abs(w - g) <= np.broadcast_to(bound, want.shape)[finite] + 2 * eps * np.abs(w)
+  assert np.all(close | (w == g)), (what, w, g)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -288,8 +309,7 @@ def test_ormqr_and_symmetric_product_are_within_the_tolerance(dtype, data):
   (want,), (got,) = _run(dtype, lambda a, c: [linalg.ormqr(*linalg.geqrf(a), c, left=left,
                                                            transpose=transpose)], a, operand)
   eps64 = np.finfo(np.float64).eps
-  size = np.linalg.norm(c.astype(np.complex128), axis=(-2, -1), keepdims=True) if c.size else 0
-  _assert_within(want, got, 64 * m * eps64 * size, dtype, "ormqr")
+  _assert_within(want, got, 64 * m * eps64 * _norms(c)[..., None, None], dtype, "ormqr")
   if dtypes.is_complex(dtype):
     return
   alpha, beta = data.draw(st.sampled_from([1.0, -0.5, 2.0])), data.draw(st.sampled_from([0, 3.0]))
@@ -314,6 +334,96 @@ def test_cholesky_update_matches_the_reference_bit_for_bit(dtype, data):
   want, got = _run(dtype, lambda r, w: [jax.vmap(linalg.cholesky_update)(r, w) if batch
                                         else linalg.cholesky_update(r, w)], r, w)
   assert_same(want[0], got[0], "cholesky_update")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@MANY
+@given(data=st.data())
+def test_eigh_by_jacobi_rotations_is_within_the_lapack_tolerance(dtype, data):
+  """eigh (either triangle, a subset of eigenpairs) by Jacobi's method
+  against the reference's LAPACK (syevd/heevd): NaN where the reference has
+  NaN; ascending eigenvalues within 64 n ε ‖h‖ of float64 (plus the
+  rounding to the dtype); orthonormal eigenvectors with h v = v diag(w)
+  within 64 n² ε of the dtype times ‖h‖ (h the Hermitian matrix of the
+  triangle read)."""
+  batch, n = data.draw(batches()), data.draw(st.integers(0, 4))
+  x = data.draw(square_matrices(dtype, batch, n))
+  lower, subset = data.draw(st.booleans()), data.draw(index_ranges(n))
+  (want_v, want_w), (v, w) = _run(dtype, lambda x: list(linalg.eigh(
+      x, lower=lower, symmetrize_input=False, subset_by_index=subset)), x)
+  assert np.array_equal(np.isnan(np.asarray(want_v)), np.isnan(np.asarray(v)))
+  h = _hermitian(x, lower)
+  norm = _norms(h)
+  _assert_within(want_w, w, 64 * n * np.finfo(np.float64).eps * norm[..., None], dtype,
+                 "eigenvalues")
+  finite = _finite_matrices(h)
+  v, w, h, norm = np.asarray(v)[finite], np.asarray(w)[finite], h[finite], norm[finite]
+  eps = float(dtypes.finfo(dtypes.to_real_dtype(dtype) if dtypes.is_complex(dtype) else dtype).eps)
+  residual = np.abs(h @ v - v * w[..., None, :]).max(axis=(-2, -1), initial=0.0)
+  assert np.all(residual <= 64 * n * n * eps * norm), residual
+  gram = np.conj(np.swapaxes(v, -1, -2)) @ v
+  assert np.all(np.abs(gram - np.eye(v.shape[-1])) <= 64 * n * n * eps)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@MANY
+@given(data=st.data())
+def test_svd_by_one_sided_jacobi_is_within_the_lapack_tolerance(dtype, data):
+  """svd (full or reduced, a subset of triplets, with or without vectors;
+  wide, tall and empty matrices) by Hestenes's one-sided Jacobi method
+  against the reference's LAPACK (gesdd): NaN where the reference has NaN;
+  descending singular values within 64 k ε ‖x‖ of float64 (plus the
+  rounding to the dtype); orthonormal u and vt with x v_i = s_i u_i within
+  64 k² ε of the dtype times ‖x‖ (k = max(m, n)); identities for an empty
+  matrix, as the reference."""
+  batch, m, n = data.draw(batches()), data.draw(st.integers(0, 4)), data.draw(st.integers(0, 4))
+  x = data.draw(matrices(dtype, batch, (m, n)))
+  full, vectors = data.draw(st.booleans()), data.draw(st.booleans())
+  subset = None if full else data.draw(index_ranges(min(m, n)))
+  want, got = _run(dtype, lambda x: linalg.svd(x, full_matrices=full, compute_uv=vectors,
+                                               subset_by_index=subset), x)
+  if not vectors:
+    want, got = [None, want[0], None], [None, got[0], None]
+  for w, g in zip(want, got):
+    if w is not None:
+      assert np.array_equal(np.isnan(np.asarray(w)), np.isnan(np.asarray(g)))
+  k = max(m, n)
+  norm = _norms(x)
+  _assert_within(want[1], got[1], 64 * k * np.finfo(np.float64).eps * norm[..., None], dtype,
+                 "singular values")
+  if not vectors:
+    return
+  if min(m, n) == 0:
+    for w, g in zip(want, got):
+      assert_same(w, g, "an empty matrix's vectors")
+    return
+  finite = _finite_matrices(x)
+  u, s, vt = (np.asarray(y)[finite].astype(np.complex128) for y in got)
+  a, norm = x[finite].astype(np.complex128), norm[finite]
+  eps = float(dtypes.finfo(dtypes.to_real_dtype(dtype) if dtypes.is_complex(dtype) else dtype).eps)
+  for q in (u, np.conj(np.swapaxes(vt, -1, -2))):
+    gram = np.conj(np.swapaxes(q, -1, -2)) @ q
+    assert np.all(np.abs(gram - np.eye(q.shape[-1])) <= 64 * k * k * eps)
+  d = s.shape[-1]   # (the triplets' vectors come first, full or not)
+  left = a @ np.conj(np.swapaxes(vt[..., :d, :], -1, -2))
+  residual = np.abs(left - u[..., :d] * s[..., None, :]).max(axis=(-2, -1), initial=0.0)
+  assert np.all(residual <= 64 * k * k * eps * norm), residual
+
+
+def test_eigh_of_repeated_tiny_and_huge_eigenvalues():
+  """Jacobi's method scales the matrix by a power of two first: eigenvalues
+  near the largest float and subnormal ones, and a repeated eigenvalue
+  (any basis of its eigenspace)."""
+  rng = np.random.default_rng(4)
+  q = np.linalg.qr(rng.standard_normal((4, 4)))[0]
+  x = np.stack([q @ np.diag(scale * np.array([1.0, 1.0, 1.0, -2.0])) @ q.T
+                for scale in (1.0, 1e306, 1e-305)])
+  (want_v, want_w), (v, w) = _run(np.float64, lambda x: list(linalg.eigh(x)), x)
+  np.testing.assert_allclose(np.asarray(w), np.asarray(want_w), rtol=1e-14)
+  for k in range(3):
+    vk = np.asarray(v)[k]
+    np.testing.assert_allclose(vk @ np.diag(np.asarray(w)[k] / np.abs(w[k]).max()) @ vk.T,
+                               x[k] / np.abs(w[k]).max(), atol=1e-14)
 
 
 def test_hessenberg_tridiagonal_and_ormqr_follow_the_reference():
@@ -366,7 +476,9 @@ programs = {"cholesky": lambda x: linalg.cholesky_p.bind(x),
             "ormqr": lambda x: [linalg.ormqr(*linalg.geqrf(x), x[..., :2, :], left=False),
                                 linalg.ormqr(*linalg.geqrf(x), x, transpose=True)],
             "cholesky_update": lambda x: jax.vmap(linalg.cholesky_update)(x, x[..., 0]),
-            "symmetric_product": lambda x: linalg.symmetric_product(x[..., :2], x, beta=2.0)}
+            "symmetric_product": lambda x: linalg.symmetric_product(x[..., :2], x, beta=2.0),
+            "eigh": lambda x: linalg.eigh(x, subset_by_index=(1, 3)),
+            "svd": lambda x: linalg.svd(x[..., :2], full_matrices=True)}
 """
 
 

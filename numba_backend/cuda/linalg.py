@@ -297,17 +297,12 @@ def _finite(x, count):
 def _larfg(x, start, stride, count, squares):
   """The reference's `_larfg` (LAPACK's larfg) on x[start::stride][:count]
   (count >= 1), in place, returning tau: the norm of the elements after the
-  first the square root of the pairwise sum of their squared moduli
-  (`squares` holds count - 1 floats)."""
+  first is `_norm`'s (`squares` holds count - 1 floats)."""
   alpha = x[start]
-  for i in range(count - 1):
-    modulus = cpu._modulus(x[start + (i + 1) * stride])
-    squares[i] = modulus * modulus
-  rest = math.sqrt(0.0 + pairwise(squares, 0, count - 1, -0.0))
+  rest = _norm(x, start + stride, stride, count - 1, squares, True)
   if rest == 0 and alpha.imag == 0:
     return alpha * 0   # (NaN for a NaN alpha, as the reference's)
-  modulus = cpu._modulus(alpha)
-  beta = -math.copysign(math.sqrt(modulus * modulus + rest * rest), alpha.real)
+  beta = -math.copysign(math.hypot(cpu._modulus(alpha), rest), alpha.real)
   scale = alpha - beta
   for i in range(1, count):
     x[start + i * stride] = cpu._quotient(x[start + i * stride], scale)

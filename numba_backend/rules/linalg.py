@@ -346,7 +346,7 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
 # triangular_solve, lu, lu_pivots_to_permutation, geqrf,
 # householder_product, qr) are ported operation for operation: the same
 # divisions, products (NumPy's complex rounding) and sums as the reference,
-# where its sums by np.sum and np.linalg.norm keep NumPy's pairwise order
+# where its sums by np.sum (its norms too, `_norms`) keep NumPy's pairwise order
 # and its einsum sums add in ascending order. Each is a function of one
 # matrix (`*_matrix`, its scratch arrays passed in), which the rules call
 # for each matrix of the batch in a loop of independent iterations
@@ -387,14 +387,6 @@ def _modulus(x):
   if isinstance(x, complex):
     return complex_abs(x)
   return abs(x)
-
-
-@kernel_jit
-def _square_modulus(x):
-  """(x.conj() * x).real, as np.linalg.norm squares an element."""
-  if isinstance(x, complex):
-    return numpy_complex_mul(np.conj(x), x).real
-  return x * x
 
 
 @kernel_jit
@@ -517,12 +509,30 @@ def reflect_left(v, v_start, v_stride, tau, x, x_start, x_stride, rows, columns,
 
 
 @kernel_jit
-def _norm(a, start, stride, count, squares):
-  """np.linalg.norm of a[start::stride][:count]: the square root of the
-  pairwise sum of the squared moduli (`squares` holds at least `count`)."""
+def _norm(a, start, stride, count, squares, pairwise_order):
+  """The reference's `_norms` of a[start::stride][:count]: the largest
+  modulus times the square root of the sum of the squares of the moduli
+  divided by it (NumPy's pairwise sum, or in order unless `pairwise_order`);
+  the largest itself where it is 0, inf or NaN (`squares` holds at least
+  `count`)."""
+  largest = 0.0
   for i in range(count):
-    squares[i] = _square_modulus(a[start + i * stride])
-  return math.sqrt(0.0 + pairwise(squares, 0, count, -0.0))
+    modulus = _modulus(a[start + i * stride])
+    if not modulus <= largest:   # larger, or NaN
+      largest = modulus
+      if modulus != modulus:
+        break
+  if not 0 < largest < math.inf:
+    return largest
+  for i in range(count):
+    scaled = _modulus(a[start + i * stride]) / largest
+    squares[i] = scaled * scaled
+  if pairwise_order:
+    return largest * math.sqrt(0.0 + pairwise(squares, 0, count, -0.0))
+  total = 0.0
+  for i in range(count):
+    total += squares[i]
+  return largest * math.sqrt(total)
 
 
 @kernel_jit
@@ -625,13 +635,8 @@ def householder_matrix(x, tau, order, m, n, pivoting, squares, products):
     if pivoting:   # the remaining column of largest norm (rows j:) first
       best, q = -2.0, j
       for c in range(j, n):
-        if j == n - 1:   # one column: NumPy sums it pairwise
-          norm = _norm(x, j * n + c, n, m - j, squares)
-        else:   # NumPy adds the rows in order
-          total = 0.0
-          for r in range(j, m):
-            total += _square_modulus(x[r * n + c])
-          norm = math.sqrt(total)
+        # (NumPy adds the rows in order, a single column pairwise)
+        norm = _norm(x, j * n + c, n, m - j, squares, j == n - 1)
         if norm != norm:
           norm = -1.0
         if norm > best:
@@ -640,8 +645,8 @@ def householder_matrix(x, tau, order, m, n, pivoting, squares, products):
         x[r * n + j], x[r * n + q] = x[r * n + q], x[r * n + j]
       order[j], order[q] = order[q], order[j]
     alpha = x[j * n + j]
-    reflect = _norm(x, (j + 1) * n + j, n, m - j - 1, squares) != 0 or alpha.imag != 0
-    beta = -math.copysign(_norm(x, j * n + j, n, m - j, squares), alpha.real)
+    reflect = _norm(x, (j + 1) * n + j, n, m - j - 1, squares, True) != 0 or alpha.imag != 0
+    beta = -math.copysign(_norm(x, j * n + j, n, m - j, squares, True), alpha.real)
     if reflect:
       tau[j] = _quotient(beta - alpha, beta)
       scale = alpha - beta
@@ -875,7 +880,14 @@ def _compiled(fn, calls):
   return kernel_jit(function)
 
 
-_REFERENCE = {}
+@kernel_jit
+def _vector_norm(x, axis):
+  """The reference's `_norms` of the vector `x` (axis 0), for its
+  per-matrix Python compiled here (`_larfg`)."""
+  return _norm(x, 0, 1, x.size, np.empty(x.size), True)
+
+
+_REFERENCE = {"_norms": _vector_norm}
 for _name in ("_larfg", "_reflect_left", "_reflect_right", "_reflector", "_hessenberg_matrix",
               "_hessenberg_with_q", "_ormqr_matrix", "_deflation_start", "_givens",
               "_rotate_rows", "_rotate_columns", "_complex_schur_matrix", "_house",

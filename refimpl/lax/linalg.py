@@ -685,6 +685,17 @@ def lu_pivots_to_permutation(pivots, permutation_size):
 
 # --- Householder QR: geqrf, householder_product, qr --------------------------------------
 
+def _norms(x, axis):
+  """The 2-norms of `x` along `axis`, without overflow or underflow of the
+  squares (as LAPACK's nrm2): each vector's moduli divided by the largest,
+  squared and summed, the square root times the largest (the norm is the
+  largest itself where that is 0, inf or NaN)."""
+  moduli = np.abs(x)
+  largest = np.max(moduli, axis=axis, keepdims=True, initial=0.0)
+  scale = np.where((largest > 0) & (largest < np.inf), largest, 1.0)
+  return np.squeeze(scale, axis) * np.sqrt(np.sum((moduli / scale) ** 2, axis=axis))
+
+
 def _householder_qr(a, pivoting):
   """LAPACK-style Householder QR (geqrf, or geqp3 with column pivoting) of a
   `(batch, m, n)` array, in place: returns `(a, taus, columns)` with `R` in
@@ -696,13 +707,13 @@ def _householder_qr(a, pivoting):
   columns = np.broadcast_to(np.arange(n, dtype=np.int32), (count, n)).copy()
   for j in range(k):
     if pivoting:  # bring the remaining column of largest norm to position j
-      norms = np.linalg.norm(a[:, j:, j:], axis=1)
+      norms = _norms(a[:, j:, j:], 1)
       p = j + np.argmax(np.where(np.isnan(norms), -1, norms), axis=1)
       a[rows, :, j], a[rows, :, p] = a[rows, :, p], a[rows, :, j].copy()
       columns[rows, j], columns[rows, p] = columns[rows, p], columns[rows, j]
     alpha, x = a[:, j, j], a[:, j + 1:, j]
-    reflect = (np.linalg.norm(x, axis=1) != 0) | (alpha.imag != 0)
-    beta = -np.copysign(np.linalg.norm(a[:, j:, j], axis=1), alpha.real)
+    reflect = (_norms(x, 1) != 0) | (alpha.imag != 0)
+    beta = -np.copysign(_norms(a[:, j:, j], 1), alpha.real)
     tau = np.where(reflect, (beta - alpha) / np.where(reflect, beta, 1), 0)
     a[:, j + 1:, j] = np.where(reflect[:, None], x / np.where(reflect, alpha - beta, 1)[:, None],
                                x)
@@ -731,7 +742,8 @@ _HOUSEHOLDER_DOC = """
   A reflector `H = I - tau v v^H` has `v[0] = 1`. For the column
   `[alpha, x...]` it reflects, as LAPACK's larfg: if `x = 0` and `alpha` is
   real, `tau = 0` (H = I); otherwise `beta = -copysign(norm([alpha, x]),
-  Re alpha)`, `tau = (beta - alpha) / beta`, `v[1:] = x / (alpha - beta)`,
+  Re alpha)` (norms scaled by the largest modulus, so that no square
+  overflows or underflows), `tau = (beta - alpha) / beta`, `v[1:] = x / (alpha - beta)`,
   and the new diagonal entry is `beta`. So `R`'s diagonal is real, of sign
   opposite to `Re alpha`, except where no reflection is needed (it is then
   `alpha` itself).
@@ -1168,13 +1180,14 @@ def _larfg(x):
   """LAPACK's larfg on the vector `x = [alpha, rest...]`, in place: returns `tau`
   and leaves `[beta, v[1:]...]` in `x`, where `(I - tau v v^H)^H x = beta e_0`,
   `v[0] = 1`. No reflection (`tau = 0`) when `rest = 0` and `alpha` is real;
-  otherwise `beta = -copysign(norm(x), Re alpha)` (real), `tau = (beta -
-  alpha) / beta`, `v[1:] = rest / (alpha - beta)`."""
+  otherwise `beta = -copysign(norm(x), Re alpha)` (real; `hypot(|alpha|,
+  norm(rest))`, by `_norms`: no square overflows or underflows), `tau =
+  (beta - alpha) / beta`, `v[1:] = rest / (alpha - beta)`."""
   alpha = x[0]
-  rest = np.sqrt(np.sum(np.abs(x[1:]) ** 2))
+  rest = _norms(x[1:], 0)
   if rest == 0 and alpha.imag == 0:
     return alpha * 0
-  beta = -math.copysign(math.sqrt(abs(alpha) ** 2 + rest ** 2), alpha.real)
+  beta = -math.copysign(math.hypot(abs(alpha), rest), alpha.real)
   x[1:] = x[1:] / (alpha - beta)
   x[0] = beta
   return (beta - alpha) / beta

@@ -13,8 +13,8 @@ workload its check (bit for bit, or within the stated tolerance), its times
 (median and minimum over repeats, results left on the device), and its rate
 against the target of docs/backends.md's numba-cuda section: elementwise and
 reduction workloads at 70% of the copy bandwidth, matmul at 50% of the FP32
-rate (a loop, sort, scatter and fft have none: `UNTARGETED`, their rate
-reported alone). A workload the backend does not lower yet is reported as
+rate (a loop, sort, scatter, fft and the batched decompositions, a thread
+a matrix, have none: `UNTARGETED`, their rate reported alone). A workload the backend does not lower yet is reported as
 such. First,
 the conformance suite runs on the device (`python -m conformance --backend
 numba-cuda --examples N [--family NAME]...`, N = 1 by default; 0 leaves it
@@ -91,9 +91,18 @@ WORKLOADS = {
         "rng = np.random.default_rng(0)\n"
         "x = jnp.asarray((rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64))\n"
         "f = jax.jit(jnp.fft.fft)", "f(x)", {"n": 2**22}, 1, lambda s: 16 * s["n"], 0, False),
+    "qr of a batch f32[b, 8, 8]": (
+        "x = jnp.asarray(np.random.default_rng(0).standard_normal((b, 8, 8), np.float32))\n"
+        "f = jax.jit(lambda x: jnp.linalg.qr(x)[1])", "f(x)", {"b": 2**16}, 1,
+        lambda s: 4 * 128 * s["b"], 0, True),
+    "eigvalsh of a batch f32[b, 8, 8]": (
+        "x = np.random.default_rng(0).standard_normal((b, 8, 8), np.float32)\n"
+        "x = jnp.asarray(x + np.swapaxes(x, 1, 2))\nf = jax.jit(jnp.linalg.eigvalsh)", "f(x)",
+        {"b": 2**16}, 1, lambda s: 4 * 72 * s["b"], 0, False),
 }
 UNTARGETED = {"fori_loop of 100 elementwise steps f32[n]", "sort f32[n]",
-              "scatter-add of 8n updates f32[n]", "fft c64[n]"}
+              "scatter-add of 8n updates f32[n]", "fft c64[n]", "qr of a batch f32[b, 8, 8]",
+              "eigvalsh of a batch f32[b, 8, 8]"}
 """Workloads without a target: their rate (the bytes they read and write a
 second) is reported beside the copy bandwidth's, with no target to meet."""
 

@@ -434,6 +434,24 @@ def test_eigh_of_repeated_tiny_and_huge_eigenvalues():
                                x[k] / np.abs(w[k]).max(), atol=1e-14)
 
 
+def test_eigh_and_svd_of_larger_matrices():
+  """Jacobi's sweeps converge on 16 x 16 Gaussian matrices (complex, and a
+  wide real one for svd): the reference's values within 64 n ε ‖x‖, vectors
+  that reconstruct x as closely."""
+  rng = np.random.default_rng(5)
+  x = rng.standard_normal((16, 16)) + 1j * rng.standard_normal((16, 16))
+  wide = rng.standard_normal((9, 16))
+  (_, want_w), (v, w) = _run(np.complex128, lambda x: list(linalg.eigh(x)), x)
+  (_, want_s, _), (u, s, vt) = _run(np.float64, lambda a: linalg.svd(a, full_matrices=False),
+                                    wide)
+  bound = 64 * 16 * np.finfo(np.float64).eps
+  h, (v, w, u, s, vt) = (x + np.conj(x.T)) / 2, map(np.asarray, (v, w, u, s, vt))
+  np.testing.assert_allclose(w, np.asarray(want_w), rtol=0, atol=bound * _norms(h))
+  np.testing.assert_allclose(s, np.asarray(want_s), rtol=0, atol=bound * _norms(wide))
+  np.testing.assert_allclose((v * w) @ np.conj(v.T), h, rtol=0, atol=bound * _norms(h))
+  np.testing.assert_allclose((u * s) @ vt, wide, rtol=0, atol=bound * _norms(wide))
+
+
 def test_hessenberg_tridiagonal_and_ormqr_follow_the_reference():
   """On Gaussian matrices (no cancellation to rounding noise): the
   reference's results (the same reflectors, signs and layout), within a few

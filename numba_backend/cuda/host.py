@@ -6,9 +6,8 @@ there and its array results back to the device, in program order:
   (numba_backend/rules/host.py), whose `numba.objmode` block the host
   program runs as Python, calling `host_call` here;
 - by the CPU backend's program of the equation (`on_host`): eig (LAPACK's
-  geev) and schur (the CPU's kernel of the reference's QR iteration), which
-  have no device kernels (JAX's schur runs on the CPU alone, and XLA long
-  computed eig on the CPU for a GPU too), and the
+  geev, which has no device kernel: XLA long computed eig on the CPU for a
+  GPU too), and the
   elementwise equations whose scalar functions device code cannot run
   (`HOST_ELEMENTWISE`), each taken out of the loops over elements as an
   `on_host_p` equation (`with_host_equations`).
@@ -77,8 +76,7 @@ def _equation_on_host(primitive):
                                                    params=params)
 
 
-for _primitive in (linalg.eig_p, linalg.schur_p):
-  CUDA_RULES[_primitive] = _equation_on_host(_primitive)
+CUDA_RULES[linalg.eig_p] = _equation_on_host(linalg.eig_p)
 
 on_host_p = Operation("on_host")
 """An elementwise equation computed on the host (`with_host_equations`):

@@ -32,14 +32,18 @@ symmetric_product: a a^T by `tiled_matmul`, then alpha p + beta c.
 eigh and svd: a thread a matrix by Jacobi's method (`_jacobi`,
 `_one_sided_jacobi`), not the reference's LAPACK: within the tolerance of
 docs/backends.md, the vectors up to the choices the reference leaves
-unspecified.
+unspecified. schur: a thread a matrix by the reference's Hessenberg
+reduction and QR iterations, ported to loops (`complex_schur_matrix`,
+`real_schur_matrix`).
 """
 
+import cmath
 import math
 
 import numpy as np
 from numba import cuda
 
+from refimpl import dtypes
 from refimpl.lax import linalg as lax
 from numba_backend.cuda import device as G
 from numba_backend.cuda.kernels import block_sum, device_version
@@ -800,3 +804,209 @@ def _svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm):
 
 
 CUDA_RULES[lax.svd_p] = _svd
+
+
+# --- schur: the reference's QR iterations ------------------------------------------------
+
+_givens = cpu._REFERENCE["_givens"]
+_standard_block = cpu._REFERENCE["_standard_block"]
+
+
+@cuda.jit(device=True)
+def _deflation_start(h, n, hi, norm):
+  """The reference's `_deflation_start` on the flat n x n Hessenberg `h`."""
+  lo = hi
+  while lo > 0:
+    scale = abs(h[(lo - 1) * n + lo - 1]) + abs(h[lo * n + lo])
+    if abs(h[lo * n + lo - 1]) <= _EPS * (scale if scale > 0 else norm):
+      h[lo * n + lo - 1] = 0
+      return lo
+    lo -= 1
+  return 0
+
+
+@cuda.jit(device=True)
+def _givens_rows(m, n, k, c, s, start, stop):
+  """The reference's `_rotate_rows` on the flat n x n `m`: rows k, k + 1 of
+  m[:, start:stop] := [[c, s], [-conj(s), c]] times them."""
+  for j in range(start, stop):
+    top, bottom = m[k * n + j], m[(k + 1) * n + j]
+    m[k * n + j] = c * top + s * bottom
+    m[(k + 1) * n + j] = c * bottom - np.conj(s) * top
+
+
+@cuda.jit(device=True)
+def _givens_columns(m, n, k, c, s, start, stop):
+  """The reference's `_rotate_columns` on the flat n x n `m`: columns k,
+  k + 1 of m[start:stop] := them times [[c, s], [-conj(s), c]]^H."""
+  for i in range(start, stop):
+    left, right = m[i * n + k], m[i * n + k + 1]
+    m[i * n + k] = c * left + np.conj(s) * right
+    m[i * n + k + 1] = c * right - s * left
+
+
+@cuda.jit(device=True)
+def _complex_schur(h, z, n):
+  """The reference's `_complex_schur_matrix` (zlahqr's single-shift QR
+  steps) on the flat n x n Hessenberg `h` and `z`; whether it converged."""
+  norm = _frobenius(h, n * n)
+  hi, steps, total = n - 1, 0, 0
+  while hi > 0:
+    lo = _deflation_start(h, n, hi, norm)
+    if lo == hi:
+      hi, steps = hi - 1, 0
+      continue
+    if total == 30 * n:
+      return False
+    steps, total = steps + 1, total + 1
+    a, b = h[(hi - 1) * n + hi - 1], h[(hi - 1) * n + hi]
+    c, d = h[hi * n + hi - 1], h[hi * n + hi]
+    if steps % 10 == 0:
+      shift = d + 0.75 * abs(c)
+    else:   # the eigenvalue of the trailing 2 x 2 block nearer to d
+      half = (a - d) / 2
+      root = cmath.sqrt(half * half + b * c)
+      shift = (a + d) / 2 + root
+      if abs(shift - d) > abs((a + d) / 2 - root - d):
+        shift = (a + d) / 2 - root
+    x, y = h[lo * n + lo] - shift, h[(lo + 1) * n + lo]
+    for k in range(lo, hi):
+      if k > lo:
+        x, y = h[k * n + k - 1], h[(k + 1) * n + k - 1]
+      cos, sin = _givens(x, y)
+      _givens_rows(h, n, k, cos, sin, max(lo, k - 1), n)
+      if k > lo:
+        h[(k + 1) * n + k - 1] = 0
+      _givens_columns(h, n, k, cos, sin, 0, min(k + 3, hi + 1))
+      _givens_columns(z, n, k, cos, sin, 0, n)
+  return True
+
+
+@cuda.jit(device=True)
+def _reflect3(m, n, k, v, beta, start, stop, rows):
+  """(I - beta v v^T) applied to rows k..k+2 of m[:, start:stop] (`rows`
+  False: m[start:stop, k:k + 3] times it), for the flat n x n `m` and the
+  3-vector `v`: each element less beta (v_r p), p its line's product with
+  v (the reference's `_reflect_left` and `_reflect_right`)."""
+  for line in range(start, stop):
+    first, step = (k * n + line, n) if rows else (line * n + k, 1)
+    p = v[0] * m[first] + v[1] * m[first + step] + v[2] * m[first + 2 * step]
+    for r in range(3):
+      m[first + r * step] -= beta * (v[r] * p)
+
+
+@cuda.jit(device=True)
+def _real_schur(h, z, n):
+  """The reference's `_real_schur_matrix` (dlahqr's double-shift QR steps,
+  2 x 2 blocks in standard form) on the flat n x n real Hessenberg `h` and
+  `z`; whether it converged."""
+  v = cuda.local.array(3, np.float64)
+  norm = _frobenius(h, n * n)
+  hi, steps, total = n - 1, 0, 0
+  while hi >= 0:
+    lo = _deflation_start(h, n, hi, norm)
+    if lo == hi:
+      hi, steps = hi - 1, 0
+      continue
+    if lo == hi - 1:
+      k = lo
+      cs, sn, a, b, c, d = _standard_block(h[k * n + k], h[k * n + k + 1], h[(k + 1) * n + k],
+                                           h[(k + 1) * n + k + 1])
+      _givens_rows(h, n, k, cs, sn, k, n)
+      _givens_columns(h, n, k, cs, sn, 0, k + 2)
+      _givens_columns(z, n, k, cs, sn, 0, n)
+      h[k * n + k], h[k * n + k + 1], h[(k + 1) * n + k], h[(k + 1) * n + k + 1] = a, b, c, d
+      hi, steps = hi - 2, 0
+      continue
+    if total == 30 * n:
+      return False
+    steps, total = steps + 1, total + 1
+    if steps % 10 == 0:
+      w = abs(h[hi * n + hi - 1]) + abs(h[(hi - 1) * n + hi - 2])
+      trace, det = 1.5 * w, w * w
+    else:
+      trace = h[(hi - 1) * n + hi - 1] + h[hi * n + hi]
+      det = h[(hi - 1) * n + hi - 1] * h[hi * n + hi] - h[(hi - 1) * n + hi] * h[hi * n + hi - 1]
+    # the first column of (h - s1)(h - s2), s1 + s2 = trace, s1 s2 = det
+    x = (h[lo * n + lo] * h[lo * n + lo] + h[lo * n + lo + 1] * h[(lo + 1) * n + lo]
+         - trace * h[lo * n + lo] + det)
+    y = h[(lo + 1) * n + lo] * (h[lo * n + lo] + h[(lo + 1) * n + lo + 1] - trace)
+    w = h[(lo + 1) * n + lo] * h[(lo + 2) * n + lo + 1]
+    for k in range(lo, hi - 1):
+      v[0], v[1], v[2] = x, y, w   # the reference's `_house` of (x, y, w)
+      norm3 = math.sqrt(x * x + y * y + w * w)
+      beta = 0.0
+      if norm3 != 0:
+        v[0] += math.copysign(norm3, x)
+        beta = 2 / (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+      _reflect3(h, n, k, v, beta, max(lo, k - 1), n, True)
+      if k > lo:
+        h[(k + 1) * n + k - 1] = 0
+        h[(k + 2) * n + k - 1] = 0
+      _reflect3(h, n, k, v, beta, 0, min(k + 4, hi + 1), False)
+      _reflect3(z, n, k, v, beta, 0, n, False)
+      x, y = h[(k + 1) * n + k], h[(k + 2) * n + k]
+      if k < hi - 2:
+        w = h[(k + 3) * n + k]
+    cos, sin = _givens(x, y)
+    _givens_rows(h, n, hi - 1, cos, sin, hi - 2, n)
+    h[hi * n + hi - 2] = 0
+    _givens_columns(h, n, hi - 1, cos, sin, 0, hi + 1)
+    _givens_columns(z, n, hi - 1, cos, sin, 0, n)
+  return True
+
+
+@cuda.jit(device=True)
+def _hessenberg_with_q(t, z, n, taus, squares, products):
+  """The reference's `_hessenberg_with_q` of the flat n x n `t` (n >= 1):
+  `hessenberg_matrix`, then Q into zeroed `z` from its reflectors, t's
+  entries below the first subdiagonal zeroed; whether t is finite (else
+  nothing done). `taus` holds n - 1 elements, `squares` and `products` n."""
+  if not _finite(t, n * n):
+    return False
+  hessenberg_matrix(t, taus, n, squares, products)
+  for j in range(n):
+    z[j * n + j] = 1
+  for j in range(n - 2, -1, -1):   # z := H_0 ... H_{n-2}
+    below = (j + 1) * n + j
+    reflect_left(t, below, n, taus[j], z, below + 1, n, n - j - 1, n - j - 1, products)
+  for j in range(n - 2):
+    for i in range(j + 2, n):
+      t[i * n + j] = 0
+  return True
+
+
+@cuda.jit(device=True)
+def complex_schur_matrix(t, z, n, taus, squares, products):
+  """The reference's Schur decomposition of the flat n x n complex `t`: T in
+  place, Z into zeroed `z` (`_hessenberg_with_q`, then `_complex_schur`);
+  NaN for a matrix with a non-finite entry or on which it does not converge."""
+  if n and not (_hessenberg_with_q(t, z, n, taus, squares, products)
+                and _complex_schur(t, z, n)):
+    t[:] = cpu._nan_like(t[0])
+    z[:] = cpu._nan_like(t[0])
+
+
+@cuda.jit(device=True)
+def real_schur_matrix(t, z, n, taus, squares, products):
+  """`complex_schur_matrix` for a real `t`, by `_real_schur`."""
+  if n and not (_hessenberg_with_q(t, z, n, taus, squares, products) and _real_schur(t, z, n)):
+    t[:] = np.nan
+    z[:] = np.nan
+
+
+def _schur(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_callable):
+  if sort_eig_vals:
+    raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
+  (aval,), out_avals = ctx.avals_in, ctx.avals_out
+  n, batch, wide = aval.shape[-1], cpu._batch(aval), lax._wide(aval.dtype)
+  t = cpu._copy(ctx, cpu._wide_operand(ctx, x, aval))
+  z, taus = cpu._new(ctx, batch * n * n, wide, 0), cpu._new(ctx, batch * max(n - 1, 0), wide)
+  squares, products = cpu._new(ctx, batch * n, np.float64), cpu._new(ctx, batch * n, wide)
+  core = complex_schur_matrix if dtypes.is_complex(wide) else real_schur_matrix
+  cpu.each_matrix(ctx, core, batch, (t, n * n), (z, n * n), ctx.dim(n),
+                  (taus, max(n - 1, 0)), (squares, n), (products, n))
+  return [from_compute(ctx, y, wide, a) for y, a in zip((t, z), out_avals)]
+
+
+CUDA_RULES[lax.schur_p] = _schur

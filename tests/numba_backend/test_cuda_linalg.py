@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import refimpl as jax
 import refimpl.numpy as jnp
@@ -418,6 +418,38 @@ def test_svd_by_one_sided_jacobi_is_within_the_lapack_tolerance(dtype, data):
   assert np.all(residual <= 64 * k * k * eps * norm + k * tiny), residual
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@MANY
+@given(data=st.data())
+def test_schur_is_a_unitary_similarity_to_the_schur_form(dtype, data):
+  """schur by the reference's QR iterations (Givens rotations and 3 x 3
+  reflections applied by loops): NaN where the reference has NaN; Z T Z^H
+  is x within 64 n² ε of the dtype times ‖x‖ and Z is unitary; T is upper
+  triangular (complex), or quasi-triangular with its 2 x 2 blocks in
+  standard form (real: equal diagonal entries, b c < 0). (Moduli below
+  1e150: beyond, the reference's shifts and norms overflow, where LAPACK's
+  gees scales the matrix first.)"""
+  batch, n = data.draw(batches()), data.draw(st.integers(0, 4))
+  x = data.draw(square_matrices(dtype, batch, n))
+  assume(not np.any(np.abs(x.astype(np.complex128)) >= 1e150))
+  want, (t, z) = _run(dtype, lambda x: list(linalg.schur(x)), x)
+  for w, g in zip(want, (t, z)):
+    assert np.array_equal(np.isnan(np.asarray(w)), np.isnan(np.asarray(g)))
+  t, z = np.asarray(t), np.asarray(z)
+  finite = _finite_matrices(t)
+  a, t, z = x[finite].astype(np.complex128), t[finite], z[finite]
+  _assert_similar(a, z.astype(np.complex128), t.astype(np.complex128), dtype, "schur")
+  if dtypes.is_complex(dtype):
+    assert np.all(np.tril(t, -1) == 0)
+    return
+  assert np.all(np.tril(t, -2) == 0)
+  below = np.diagonal(t, -1, -2, -1)
+  assert not np.any((below[..., 1:] != 0) & (below[..., :-1] != 0))   # no 3 x 3 blocks
+  for p, k in zip(*np.nonzero(below)):   # each 2 x 2 block: complex eigenvalues, standard form
+    assert t[p, k, k] == t[p, k + 1, k + 1]
+    assert np.sign(t[p, k, k + 1]) * np.sign(t[p, k + 1, k]) < 0
+
+
 def test_eigh_of_repeated_tiny_and_huge_eigenvalues():
   """Jacobi's method scales the matrix by a power of two first: eigenvalues
   near the largest float and subnormal ones, and a repeated eigenvalue
@@ -504,7 +536,8 @@ programs = {"cholesky": lambda x: linalg.cholesky_p.bind(x),
             "cholesky_update": lambda x: jax.vmap(linalg.cholesky_update)(x, x[..., 0]),
             "symmetric_product": lambda x: linalg.symmetric_product(x[..., :2], x, beta=2.0),
             "eigh": lambda x: linalg.eigh(x, subset_by_index=(1, 3)),
-            "svd": lambda x: linalg.svd(x[..., :2], full_matrices=True)}
+            "svd": lambda x: linalg.svd(x[..., :2], full_matrices=True),
+            "schur": lambda x: [*linalg.schur(x), *linalg.schur(x.astype(np.complex64))]}
 """
 
 

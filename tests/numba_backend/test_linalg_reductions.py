@@ -69,13 +69,3 @@ def test_cholesky_update_and_symmetric_product(a, alpha, beta):
   _assert_agree(lambda r, w: jax.vmap(linalg.cholesky_update)(r, w), r, a[..., 0])
   _assert_agree(lambda a: linalg.symmetric_product(a, a, alpha=alpha, beta=beta), a)
 
-
-def test_numba_cuda_runs_schur_on_the_host_as_the_cpu_backend():
-  """numba-cuda hands schur to the CPU backend (numba_backend/cuda/host.py);
-  its kernels compute the others (tests/numba_backend/test_cuda_linalg.py)."""
-  a = np.random.default_rng(0).standard_normal((2, 3, 3)).astype(np.float32)
-  want = jax.jit(linalg.schur, backend="numba")(a)
-  got = jax.jit(linalg.schur, backend="numba-cuda")(a)
-  assert len(want) == len(got) == 2
-  for w, g in zip(want, got):
-    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

@@ -362,10 +362,11 @@ def tridiagonal_form_matrix(a, out, d, e, taus, n, lower, h, squares, products):
   `squares` and `products` hold n elements."""
   for t in range(n * n):
     out[t] = a[t]
+  zero = cpu._zero_like(a[0])
   for i in range(n):
-    for j in range(i + 1):
+    for j in range(i + 1):   # (plus zero, as the reference's: no -0.0 parts)
       element = a[i * n + j] if lower else a[(n - 1 - i) * n + n - 1 - j]
-      h[i * n + j], h[j * n + i] = element, np.conj(element)
+      h[i * n + j], h[j * n + i] = element + np.conj(zero), zero + np.conj(element)
     h[i * n + i] = h[i * n + i].real
   hessenberg_matrix(h, taus, n, squares, products)
   for i in range(n):
@@ -958,7 +959,7 @@ def _real_schur(h, z, n):
 
 @cuda.jit(device=True)
 def _hessenberg_with_q(t, z, n, taus, squares, products):
-  """The reference's `_hessenberg_with_q` of the flat n x n `t` (n >= 1):
+  """The reference's `_hessenberg_with_q` of the flat n x n `t`:
   `hessenberg_matrix`, then Q into zeroed `z` from its reflectors, t's
   entries below the first subdiagonal zeroed; whether t is finite (else
   nothing done). `taus` holds n - 1 elements, `squares` and `products` n."""
@@ -977,22 +978,48 @@ def _hessenberg_with_q(t, z, n, taus, squares, products):
 
 
 @cuda.jit(device=True)
+def _to_unit_scale(t, count):
+  """The reference's `_to_unit_scale` of the finite t[:count] (its largest
+  modulus into [0.5, 1) by a power of two); the exponent that scales it back
+  (0, t unchanged, where t is not finite)."""
+  if not _finite(t, count):
+    return 0
+  largest = 0.0
+  for k in range(count):
+    largest = max(largest, cpu._modulus(t[k]))
+  exponent = math.frexp(largest)[1] if largest > 0 else 0
+  for k in range(count):
+    t[k] = cpu._times_power_of_two(t[k], -exponent)
+  return exponent
+
+
+@cuda.jit(device=True)
+def _schur_result(t, z, n, exponent, converged):
+  """T scaled back by 2**exponent, or T and Z all NaN where not `converged`."""
+  for k in range(n * n):
+    if converged:
+      t[k] = cpu._times_power_of_two(t[k], exponent)
+    else:
+      t[k] = z[k] = cpu._nan_like(t[0])
+
+
+@cuda.jit(device=True)
 def complex_schur_matrix(t, z, n, taus, squares, products):
   """The reference's Schur decomposition of the flat n x n complex `t`: T in
-  place, Z into zeroed `z` (`_hessenberg_with_q`, then `_complex_schur`);
-  NaN for a matrix with a non-finite entry or on which it does not converge."""
-  if n and not (_hessenberg_with_q(t, z, n, taus, squares, products)
-                and _complex_schur(t, z, n)):
-    t[:] = cpu._nan_like(t[0])
-    z[:] = cpu._nan_like(t[0])
+  place, Z into zeroed `z` (`_to_unit_scale`, `_hessenberg_with_q`, then
+  `_complex_schur`); NaN for a matrix with a non-finite entry or on which
+  it does not converge."""
+  exponent = _to_unit_scale(t, n * n)
+  _schur_result(t, z, n, exponent, _hessenberg_with_q(t, z, n, taus, squares, products)
+                and _complex_schur(t, z, n))
 
 
 @cuda.jit(device=True)
 def real_schur_matrix(t, z, n, taus, squares, products):
   """`complex_schur_matrix` for a real `t`, by `_real_schur`."""
-  if n and not (_hessenberg_with_q(t, z, n, taus, squares, products) and _real_schur(t, z, n)):
-    t[:] = np.nan
-    z[:] = np.nan
+  exponent = _to_unit_scale(t, n * n)
+  _schur_result(t, z, n, exponent, _hessenberg_with_q(t, z, n, taus, squares, products)
+                and _real_schur(t, z, n))
 
 
 def _schur(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_callable):

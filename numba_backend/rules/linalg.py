@@ -782,15 +782,6 @@ def singular_values(x, s, sizes):
 
 
 @kernel_jit
-def _times_power_of_two(x, k):
-  """x (an array or a number) times 2**k, by two factors of about 2**(k/2),
-  each a float where 2**k may not be (|k| > 1023, as a subnormal matrix's
-  scale): exact for an element that stays a normal float."""
-  half = k // 2
-  return x * math.ldexp(1.0, half) * math.ldexp(1.0, k - half)
-
-
-@kernel_jit
 def eig(x, w, vl, vr, sizes, flags):
   """The reference's eig (`_eig_matrix`: geev, and each left vector the last
   right singular vector of (x - w_j)^H, its largest component made real and
@@ -891,7 +882,8 @@ _REFERENCE = {"_norms": _vector_norm}
 for _name in ("_larfg", "_reflect_left", "_reflect_right", "_reflector", "_hessenberg_matrix",
               "_hessenberg_with_q", "_ormqr_matrix", "_deflation_start", "_givens",
               "_rotate_rows", "_rotate_columns", "_complex_schur_matrix", "_house",
-              "_standard_block", "_real_schur_matrix", "_cholesky_update_matrix"):
+              "_standard_block", "_real_schur_matrix", "_cholesky_update_matrix",
+              "_times_power_of_two", "_to_unit_scale"):
   _REFERENCE[_name] = _compiled(getattr(lax, _name), _REFERENCE)
 
 _hessenberg_matrix = _REFERENCE["_hessenberg_matrix"]
@@ -900,6 +892,8 @@ _ormqr_matrix = _REFERENCE["_ormqr_matrix"]
 _cholesky_update_matrix = _REFERENCE["_cholesky_update_matrix"]
 _complex_schur_matrix = _REFERENCE["_complex_schur_matrix"]
 _real_schur_matrix = _REFERENCE["_real_schur_matrix"]
+_times_power_of_two = _REFERENCE["_times_power_of_two"]
+_to_unit_scale = _REFERENCE["_to_unit_scale"]
 
 
 def _schur_iteration(t, z):
@@ -939,7 +933,7 @@ def tridiagonal(x, out, d, e, taus, sizes):
   replaced), d (B, n), e and taus (B, n - 1); NaN in the triangle and the
   vectors for a triangle with a non-finite entry."""
   batch, n, lower = sizes[0], sizes[1], sizes[2]
-  h, nan = np.empty((n, n), x.dtype), _nan_of(x)
+  h, nan, zero = np.empty((n, n), x.dtype), _nan_of(x), _zero_of(x)
   for p in range(batch):
     a = x[p * n * n:(p + 1) * n * n].reshape((n, n))
     o = out[p * n * n:(p + 1) * n * n].reshape((n, n))
@@ -947,9 +941,9 @@ def tridiagonal(x, out, d, e, taus, sizes):
     t = taus[p * (n - 1):(p + 1) * (n - 1)]
     o[:] = a
     for i in range(n):   # h[i, j], j <= i: a's element, in reverse order when upper
-      for j in range(i + 1):
+      for j in range(i + 1):   # (plus zero, as `_hermitian_from_triangle` adds: no -0.0 parts)
         element = a[i, j] if lower else a[n - 1 - i, n - 1 - j]
-        h[i, j], h[j, i] = element, np.conj(element)
+        h[i, j], h[j, i] = element + np.conj(zero), zero + np.conj(element)
       h[i, i] = h[i, i].real
     finite = _finite(h)
     if finite:
@@ -993,9 +987,11 @@ def schur(x, z, taus, sizes):
   for p in range(batch):
     t, q = x[p * n * n:(p + 1) * n * n].reshape((n, n)), z[p * n * n:(p + 1) * n * n].reshape((n, n))
     ok = _finite(t)
-    if ok:
+    if ok:   # (the reference's `decompose`)
+      exponent = _to_unit_scale(t)
       _hessenberg_with_q(t, q, taus)
       ok = _schur_iteration(t, q)
+      t[:] = _times_power_of_two(t, exponent)
     if not ok:
       t[:] = _nan_of(x)
       q[:] = _nan_of(x)

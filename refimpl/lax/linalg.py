@@ -1598,6 +1598,23 @@ def _real_schur_matrix(h, z):
   return True
 
 
+def _times_power_of_two(x, k):
+  """x times 2**k, exactly where the result is a normal float: by two
+  factors, each a float where 2**k may not be (|k| > 1023)."""
+  return x * 2.0 ** (k // 2) * 2.0 ** (k - k // 2)
+
+
+def _to_unit_scale(a):
+  """Scales the finite matrix `a` in place by a power of two, its largest
+  modulus into [0.5, 1) (exactly, unless an entry becomes subnormal), as
+  LAPACK's gees scales a matrix beyond its safe range; returns the exponent
+  that scales it back. The QR iteration then neither overflows nor
+  underflows, and the Schur form of 2**k x is 2**k times that of x."""
+  exponent = math.frexp(np.max(np.abs(a)))[1] if a.size else 0
+  a[:] = _times_power_of_two(a, -exponent)
+  return exponent
+
+
 def _hessenberg_with_q(t, z, taus):
   """`t := H`, `z := Q` of `t = Q H Q^H` (`z` given zeroed; `taus` scratch)."""
   n = t.shape[0]
@@ -1628,9 +1645,10 @@ def _schur_reference(x, *, compute_schur_vectors, sort_eig_vals, select_callable
   `select_callable` is unused.
 
   The form is unique only up to the order of the eigenvalues and the phase
-  of each Schur vector; the reference reduces to Hessenberg form, then
-  iterates shifted QR steps (see `_complex_schur_matrix`,
-  `_real_schur_matrix`); compare `Z T Z^H` and the eigenvalues. A batch
+  of each Schur vector; the reference scales the matrix by a power of two
+  (`_to_unit_scale`), reduces it to Hessenberg form, then iterates shifted
+  QR steps (see `_complex_schur_matrix`, `_real_schur_matrix`); compare
+  `Z T Z^H` and the eigenvalues. A batch
   element with a NaN or inf entry, or on which the iteration does not
   converge, gets NaN outputs.
   """
@@ -1641,8 +1659,11 @@ def _schur_reference(x, *, compute_schur_vectors, sort_eig_vals, select_callable
   iterate = _complex_schur_matrix if dtypes.is_complex(wide) else _real_schur_matrix
 
   def decompose(t, z, taus):
+    exponent = _to_unit_scale(t)
     _hessenberg_with_q(t, z, taus)
-    return iterate(t, z)
+    converged = iterate(t, z)
+    t[:] = _times_power_of_two(t, exponent)
+    return converged
 
   t, z, _ = _each_matrix(decompose, [x.astype(wide)], [((n, n), wide), ((max(n - 1, 0),), wide)])
   outs = [as_dtype(t, x.dtype)]

@@ -246,13 +246,13 @@ def test_pivoted_qr_orders_columns_by_norm(a):
 @settings(max_examples=20, deadline=None)
 @given(st.sampled_from([np.float64, np.complex128]), st.integers(1, 4), st.integers(1, 4),
        st.sampled_from([-900, -600, 600, 900]), st.booleans(), st.data())
-def test_householder_reductions_commute_with_scaling_by_powers_of_two(dtype, m, n, k, pivoting,
-                                                                       data):
-  """qr (with or without pivoting), geqrf, hessenberg and tridiagonal of
-  2**k x are those of x (R and the Hessenberg and tridiagonal forms times
-  2**k, the reflectors and Q the same), exactly, also where the squares of
-  the entries overflow or underflow: their norms are scaled by the largest
-  modulus first, as LAPACK's nrm2 (LAPACK's results for such matrices)."""
+def test_reductions_commute_with_scaling_by_powers_of_two(dtype, m, n, k, pivoting, data):
+  """qr (with or without pivoting), geqrf, hessenberg, tridiagonal and schur
+  of 2**k x are those of x (R, the Hessenberg, tridiagonal and Schur forms
+  times 2**k, the reflectors, Q and Z the same), exactly, also where the
+  squares of the entries overflow or underflow: the norms are scaled by the
+  largest modulus first, as LAPACK's nrm2, and schur scales the matrix
+  first, as LAPACK's gees (LAPACK's results for such matrices)."""
   rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
   x = rng.standard_normal((m, n)) + (1j * rng.standard_normal((m, n)) if dtype is np.complex128
                                      else 0)
@@ -261,17 +261,18 @@ def test_householder_reductions_commute_with_scaling_by_powers_of_two(dtype, m, 
 
   def results(x, square):
     outs = [*linalg.qr(x, pivoting=pivoting), *linalg.geqrf(x), *linalg.hessenberg(square),
-            *linalg.tridiagonal(square)]
+            *linalg.tridiagonal(square), *linalg.schur(square)]
     return [np.asarray(y) for y in outs]
 
   with enable_x64():
     want, got = results(x, square), results(x * scale, square * scale)
   q, r, *p = want[:3 if pivoting else 2]
-  a, taus, h, h_taus, t, d, e, t_taus = want[len(p) + 2:]
+  a, taus, h, h_taus, t, d, e, t_taus, schur_t, schur_z = want[len(p) + 2:]
   # (the reduced forms and the operand's other triangle scale, the reflectors below do not)
   scaled = [q, r * scale, *p, np.triu(a) * scale + np.tril(a, -1), taus,
             np.triu(h, -1) * scale + np.tril(h, -2), h_taus,
-            np.triu(t, -1) * scale + np.tril(t, -2), d * scale, e * scale, t_taus]
+            np.triu(t, -1) * scale + np.tril(t, -2), d * scale, e * scale, t_taus,
+            schur_t * scale, schur_z]
   assert len(scaled) == len(got)
   for w, g in zip(scaled, got):
     np.testing.assert_array_equal(g, w)

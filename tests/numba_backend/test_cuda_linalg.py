@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import refimpl as jax
 import refimpl.numpy as jnp
@@ -426,12 +426,9 @@ def test_schur_is_a_unitary_similarity_to_the_schur_form(dtype, data):
   reflections applied by loops): NaN where the reference has NaN; Z T Z^H
   is x within 64 n² ε of the dtype times ‖x‖ and Z is unitary; T is upper
   triangular (complex), or quasi-triangular with its 2 x 2 blocks in
-  standard form (real: equal diagonal entries, b c < 0). (Moduli below
-  1e150: beyond, the reference's shifts and norms overflow, where LAPACK's
-  gees scales the matrix first.)"""
+  standard form (real: equal diagonal entries, b c < 0)."""
   batch, n = data.draw(batches()), data.draw(st.integers(0, 4))
   x = data.draw(square_matrices(dtype, batch, n))
-  assume(not np.any(np.abs(x.astype(np.complex128)) >= 1e150))
   want, (t, z) = _run(dtype, lambda x: list(linalg.schur(x)), x)
   for w, g in zip(want, (t, z)):
     assert np.array_equal(np.isnan(np.asarray(w)), np.isnan(np.asarray(g)))

@@ -400,19 +400,16 @@ def ormqr_matrix(a, taus, c, m, n, k, rows, columns, left, transpose, products):
       _reflect_right(a, i * n + i, n, tau, c, i, columns, rows, m - i, products)
 
 
+_update_rotation = cpu._REFERENCE["_update_rotation"]
+
+
 @cuda.jit(device=True)
 def cholesky_update_matrix(r, z, n):
   """The reference's `_cholesky_update_matrix` on the flat n x n factor `r`
   and the vector `z`, in place: the same rotations, each element rounded
   as the reference's arrays round it, so its bits."""
   for k in range(n):
-    x, y = r[k * n + k], z[k]
-    c, s = 1.0, 0.0
-    if y != 0:
-      scale = max(abs(x), abs(y))
-      x, y = x / scale, y / scale
-      inverse = 1 / math.sqrt(x * x + y * y)
-      c, s = x * inverse, -y * inverse
+    c, s = _update_rotation(r[k * n + k], z[k])
     for t in range(n):
       row = r[k * n + t]
       r[k * n + t] = c * row - s * z[t]

@@ -1689,20 +1689,24 @@ def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable
 
 # --- cholesky_update and symmetric_product -------------------------------------------------
 
+def _update_rotation(x, y):
+  """`(c, s) = (x, -y) / hypot(x, y)` (`(1, 0)` when y = 0), both scaled by
+  max(|x|, |y|) first, as JAX's."""
+  if y == 0:
+    return 1.0, 0.0
+  scale = max(abs(x), abs(y))
+  x, y = x / scale, y / scale
+  inverse = 1 / math.sqrt(x * x + y * y)
+  return x * inverse, -y * inverse
+
+
 def _cholesky_update_matrix(r, z):
   """`r := ` the upper Cholesky factor of `r^T r + z z^T`, in place (z
   overwritten), by a Givens rotation per row as JAX's: for row k,
-  `(c, s) = (x, -y) / hypot(x, y)` of `x = r[k, k]`, `y = z[k]` (`(1, 0)` when
-  y = 0; both scaled by max(|x|, |y|) first), then `r[k] := c r[k] - s z`,
+  `(c, s) = _update_rotation(r[k, k], z[k])`, then `r[k] := c r[k] - s z`,
   `z := c z + s r[k]` (the old row)."""
   for k in range(r.shape[0]):
-    x, y = r[k, k], z[k]
-    c, s = 1.0, 0.0
-    if y != 0:
-      scale = max(abs(x), abs(y))
-      x, y = x / scale, y / scale
-      inverse = 1 / math.sqrt(x * x + y * y)
-      c, s = x * inverse, -y * inverse
+    c, s = _update_rotation(r[k, k], z[k])
     row = r[k].copy()
     r[k] = c * row - s * z
     z[:] = c * z + s * row

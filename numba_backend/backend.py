@@ -16,24 +16,31 @@ import numpy as np
 from numba.core.runtime import nrt
 
 from refimpl import core, dtypes
+from refimpl.lax import linalg as reference_linalg
 from numba_backend import cache, lower, memory, rules  # noqa: F401 (rules registers the lowering rules)
 
 
 def source_digest(package, skip=None):
-  """A hash of numba's version and the Python source under the folder
-  `package`, less that under its subfolder `skip`: generated programs call
-  the package's kernels and scalar functions, which Numba compiles into
-  them, so a cached program is valid only for the source it was compiled
-  with (Numba's own cache checks the program's file alone)."""
+  """A hash of numba's version, the Python source under the folder
+  `package`, less that under its subfolder `skip`, and the reference's
+  modules whose functions the rules compile (`COMPILED_REFERENCE`):
+  generated programs call the package's kernels and scalar functions and
+  those, which Numba compiles into them, so a cached program is valid only
+  for the source it was compiled with (Numba's own cache checks the
+  program's file alone)."""
   digest = hashlib.sha256(numba.__version__.encode())
-  for folder, _, files in sorted(os.walk(package)):
-    if skip and os.path.commonpath([folder, skip]) == skip:
-      continue
-    for name in sorted(files):
-      if name.endswith(".py"):
-        with open(os.path.join(folder, name), "rb") as f:
-          digest.update(name.encode() + b"\0" + f.read())
+  paths = [os.path.join(folder, name) for folder, _, files in sorted(os.walk(package))
+           if not (skip and os.path.commonpath([folder, skip]) == skip)
+           for name in sorted(files) if name.endswith(".py")]
+  for path in paths + [module.__file__ for module in COMPILED_REFERENCE]:
+    with open(path, "rb") as f:
+      digest.update(os.path.basename(path).encode() + b"\0" + f.read())
   return digest.hexdigest()[:16]
+
+
+COMPILED_REFERENCE = (reference_linalg,)
+"""The reference's modules whose functions the rules compile into programs
+(numba_backend/rules/linalg.py's `_REFERENCE`)."""
 
 
 # Numba initializes its compiler (its typing and target registries, importing

@@ -5,9 +5,7 @@ there and its array results back to the device, in program order:
   checkify's debug checks: the CPU rules
   (numba_backend/rules/host.py), whose `numba.objmode` block the host
   program runs as Python, calling `host_call` here;
-- by the CPU backend's program of the equation (`on_host`): eig (LAPACK's
-  geev, which has no device kernel: XLA long computed eig on the CPU for a
-  GPU too), and the
+- by the CPU backend's program of the equation (`on_host`): the
   elementwise equations whose scalar functions device code cannot run
   (`HOST_ELEMENTWISE`), each taken out of the loops over elements as an
   `on_host_p` equation (`with_host_equations`).
@@ -20,7 +18,7 @@ from refimpl.callback import io_callback_p, pure_callback_p
 from refimpl.debug import debug_callback_p
 from refimpl.experimental.checkify import check_p
 from refimpl.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from refimpl.lax import elementwise, linalg, special
+from refimpl.lax import elementwise, special
 from numba_backend import backend as cpu_backend
 from numba_backend.cuda import device as G
 from numba_backend.cuda.lower import CUDA_RULES, HOST_FUNCTIONS
@@ -69,14 +67,6 @@ def _on_host(ctx, *operands, primitive, params):
            f"{ctx.function(on_host)}({ctx.dim(len(_PROGRAMS) - 1)}, {', '.join(operands)})")
   return outs if primitive.multiple_results else outs[0]
 
-
-def _equation_on_host(primitive):
-  """The rule computing `primitive`'s equations on the host (`_on_host`)."""
-  return lambda ctx, *operands, **params: _on_host(ctx, *operands, primitive=primitive,
-                                                   params=params)
-
-
-CUDA_RULES[linalg.eig_p] = _equation_on_host(linalg.eig_p)
 
 on_host_p = Operation("on_host")
 """An elementwise equation computed on the host (`with_host_equations`):

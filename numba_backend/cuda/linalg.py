@@ -34,7 +34,11 @@ eigh and svd: a thread a matrix by Jacobi's method (`_jacobi`,
 docs/backends.md, the vectors up to the choices the reference leaves
 unspecified. schur: a thread a matrix by the reference's Hessenberg
 reduction and QR iterations, ported to loops (`complex_schur_matrix`,
-`real_schur_matrix`).
+`real_schur_matrix`). eig: a thread a matrix by that Schur form and its
+eigenvectors by back substitution, as LAPACK's trevc (`complex_eig_matrix`,
+`real_eig_matrix`), not the reference's geev: within the tolerance of
+docs/backends.md, the order of the eigenvalues and the vectors' phases
+unspecified as the reference leaves them.
 """
 
 import cmath
@@ -808,6 +812,8 @@ CUDA_RULES[lax.svd_p] = _svd
 
 _givens = cpu._REFERENCE["_givens"]
 _standard_block = cpu._REFERENCE["_standard_block"]
+_francis_shifts = cpu._REFERENCE["_francis_shifts"]
+_double_shift_column = cpu._REFERENCE["_double_shift_column"]
 
 
 @cuda.jit(device=True)
@@ -920,16 +926,16 @@ def _real_schur(h, z, n):
       return False
     steps, total = steps + 1, total + 1
     if steps % 10 == 0:
-      w = abs(h[hi * n + hi - 1]) + abs(h[(hi - 1) * n + hi - 2])
-      trace, det = 1.5 * w, w * w
+      if steps % 20 == 10:
+        s, center = abs(h[(lo + 1) * n + lo]) + abs(h[(lo + 2) * n + lo + 1]), h[lo * n + lo]
+      else:
+        s, center = abs(h[hi * n + hi - 1]) + abs(h[(hi - 1) * n + hi - 2]), h[hi * n + hi]
+      re, im = center + 0.75 * s, math.sqrt(0.4375) * s
     else:
-      trace = h[(hi - 1) * n + hi - 1] + h[hi * n + hi]
-      det = h[(hi - 1) * n + hi - 1] * h[hi * n + hi] - h[(hi - 1) * n + hi] * h[hi * n + hi - 1]
-    # the first column of (h - s1)(h - s2), s1 + s2 = trace, s1 s2 = det
-    x = (h[lo * n + lo] * h[lo * n + lo] + h[lo * n + lo + 1] * h[(lo + 1) * n + lo]
-         - trace * h[lo * n + lo] + det)
-    y = h[(lo + 1) * n + lo] * (h[lo * n + lo] + h[(lo + 1) * n + lo + 1] - trace)
-    w = h[(lo + 1) * n + lo] * h[(lo + 2) * n + lo + 1]
+      re, im = _francis_shifts(h[(hi - 1) * n + hi - 1], h[(hi - 1) * n + hi],
+                               h[hi * n + hi - 1], h[hi * n + hi])
+    x, y, w = _double_shift_column(h[lo * n + lo], h[lo * n + lo + 1], h[(lo + 1) * n + lo],
+                                   h[(lo + 1) * n + lo + 1], h[(lo + 2) * n + lo + 1], re, im)
     for k in range(lo, hi - 1):
       v[0], v[1], v[2] = x, y, w   # the reference's `_house` of (x, y, w)
       norm3 = math.sqrt(x * x + y * y + w * w)
@@ -1034,3 +1040,178 @@ def _schur(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_callable):
 
 
 CUDA_RULES[lax.schur_p] = _schur
+
+
+# --- eig: eigenvectors of the Schur form -------------------------------------------------------
+
+_RESCALE = 2.0 ** 500
+"""Above this modulus an eigenvector's back substitution scales the entries
+found so far down by it (exactly): the next steps cannot then overflow."""
+
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+@cuda.jit(device=True)
+def _entry(t, n, i, j, flipped):
+  """t[i, j] of the flat n x n `t`, or (`flipped`) of its transpose with
+  the order of rows and columns reversed (an upper quasi-triangular t stays one)."""
+  return t[(n - 1 - j) * n + n - 1 - i] if flipped else t[i * n + j]
+
+
+@cuda.jit(device=True)
+def _pivot(d, smin):
+  """The pivot d, or smin where |d| is below it (LAPACK's trevc's
+  perturbation of a singular pivot, whose error is within eps ‖t‖)."""
+  return d if cpu._modulus(d) >= smin else d * 0 + smin   # (of d's type)
+
+
+@cuda.jit(device=True)
+def _solve2(p, q, r, s, u, v, smin):
+  """(x1, x2) solving [[p, q], [r, s]] (x1, x2) = (u, v) by Gaussian
+  elimination with complete pivoting, pivots `_pivot`ed (LAPACK's laln2
+  without its scaling)."""
+  big = max(cpu._modulus(p), cpu._modulus(q), cpu._modulus(r), cpu._modulus(s))
+  swap_columns = cpu._modulus(p) < big and cpu._modulus(r) < big
+  if swap_columns:
+    p, q, r, s = q, p, s, r
+  if cpu._modulus(p) < big:   # the largest now in the first column: on top
+    p, q, r, s, u, v = r, s, p, q, v, u
+  p = _pivot(p, smin)
+  factor = r / p
+  second = (v - factor * u) / _pivot(s - factor * q, smin)
+  first = (u - q * second) / p
+  return (second, first) if swap_columns else (first, second)
+
+
+@cuda.jit(device=True)
+def _null_vector(t, n, s, e, w, y, smin, flipped):
+  """y[:e + 1] := a null vector of (t' - w I)[:e + 1, :e + 1] (t' the flat
+  n x n upper quasi-triangular `t`, or its `_entry` flipped), for the
+  eigenvalue w of its diagonal block s..e (a 1 x 1 block, or a real 2 x 2
+  one): one at s (or at e, whichever makes the block's two equations'
+  larger coefficient the divisor), then back substitution by the diagonal
+  blocks above (`_pivot`ed, `_solve2`), rescaled where it grows (`_RESCALE`)."""
+  if s == e:
+    y[s] = 1
+  elif cpu._modulus(_entry(t, n, s, e, flipped)) >= cpu._modulus(_entry(t, n, e, s, flipped)):
+    y[s], y[e] = 1, -(_entry(t, n, s, s, flipped) - w) / _entry(t, n, s, e, flipped)
+  else:
+    y[s], y[e] = -(_entry(t, n, e, e, flipped) - w) / _entry(t, n, e, s, flipped), 1
+  k = s - 1
+  while k >= 0:
+    top = k - 1 if k > 0 and _entry(t, n, k, k - 1, flipped) != 0 else k
+    for i in range(top, k + 1):   # minus the products with the entries found
+      total = 0j
+      for m in range(k + 1, e + 1):
+        total += _entry(t, n, i, m, flipped) * y[m]
+      y[i] = -total
+    if top == k:
+      y[k] = y[k] / _pivot(_entry(t, n, k, k, flipped) - w, smin)
+    else:
+      y[top], y[k] = _solve2(_entry(t, n, top, top, flipped) - w, _entry(t, n, top, k, flipped),
+                             _entry(t, n, k, top, flipped), _entry(t, n, k, k, flipped) - w,
+                             y[top], y[k], smin)
+    if max(cpu._modulus(y[top]), cpu._modulus(y[k])) > _RESCALE:
+      for m in range(top, e + 1):
+        y[m] = y[m] / _RESCALE
+    k = top - 1
+
+
+@cuda.jit(device=True)
+def _normalize(v, n, j):
+  """Column j of the flat n x n `v` scaled to unit 2-norm (its squares
+  scaled by its largest modulus first), its first largest-modulus entry
+  made real and positive."""
+  largest, at = 0.0, 0
+  for r in range(n):
+    if cpu._modulus(v[r * n + j]) > largest:
+      largest, at = cpu._modulus(v[r * n + j]), r
+  total = 0.0
+  for r in range(n):
+    part = v[r * n + j] / largest
+    total += part.real * part.real + part.imag * part.imag
+  phase = np.conj(v[at * n + j]) / largest / (largest * math.sqrt(total))
+  for r in range(n):
+    v[r * n + j] = v[r * n + j] * phase
+  v[at * n + j] = 1 / math.sqrt(total)
+
+
+@cuda.jit(device=True)
+def _eig_result(t, z, w, vl, vr, n, left, right, y, exponent, converged):
+  """The eigenvalues w (n) of the Schur form t Z^H = Z^H x of x / 2**exponent
+  (`t`, `z` flat n x n; a 2 x 2 block's pair a ± i sqrt(|b|) sqrt(|c|),
+  positive imaginary part first), scaled back; with `left` and `right` the
+  eigenvectors into the columns of vl and vr (n x n): Z times t's null
+  vectors (`_null_vector`; a left one is the conjugate of the null vector
+  of the flipped t), `_normalize`d, and for a conjugate pair the second the
+  conjugate of the first. All NaN where not `converged`. `y` holds n elements."""
+  if not converged:
+    w[:] = vl[:] = vr[:] = cpu._nan_like(0j)
+    return
+  smin = max(_EPS * _frobenius(t, n * n), _TINY)
+  k = 0
+  while k < n:
+    e = k + 1 if k + 1 < n and t[(k + 1) * n + k] != 0 else k
+    w[k] = t[k * n + k]
+    if e > k:
+      root = math.sqrt(cpu._modulus(t[k * n + e])) * math.sqrt(cpu._modulus(t[e * n + k]))
+      w[k], w[e] = t[k * n + k] + 1j * root, t[k * n + k] - 1j * root
+    for side in range(2):
+      flipped = side == 0
+      if not (left if flipped else right):
+        continue
+      v = vl if flipped else vr
+      _null_vector(t, n, n - 1 - e if flipped else k, n - 1 - k if flipped else e, w[k], y, smin,
+                   flipped)
+      lo, hi = (k, n) if flipped else (0, e + 1)   # y's nonzero entries
+      for r in range(n):   # Z y, or Z conj(y reversed) for a left vector
+        total = 0j
+        for m in range(lo, hi):
+          total += z[r * n + m] * (np.conj(y[n - 1 - m]) if flipped else y[m])
+        v[r * n + k] = total
+      _normalize(v, n, k)
+      if e > k:
+        for r in range(n):
+          v[r * n + e] = np.conj(v[r * n + k])
+    k = e + 1
+  for k in range(n):
+    w[k] = cpu._times_power_of_two(w[k], exponent)
+
+
+@cuda.jit(device=True)
+def complex_eig_matrix(t, z, w, vl, vr, n, left, right, taus, squares, products, y):
+  """The eigendecomposition of the flat n x n complex `t` (overwritten by
+  its Schur form): `complex_schur_matrix`'s steps on t, then `_eig_result`;
+  `z` zeroed, scratch as theirs."""
+  exponent = _to_unit_scale(t, n * n)
+  _eig_result(t, z, w, vl, vr, n, left, right, y, exponent,
+              _hessenberg_with_q(t, z, n, taus, squares, products) and _complex_schur(t, z, n))
+
+
+@cuda.jit(device=True)
+def real_eig_matrix(t, z, w, vl, vr, n, left, right, taus, squares, products, y):
+  """`complex_eig_matrix` for a real `t`, by `_real_schur`."""
+  exponent = _to_unit_scale(t, n * n)
+  _eig_result(t, z, w, vl, vr, n, left, right, y, exponent,
+              _hessenberg_with_q(t, z, n, taus, squares, products) and _real_schur(t, z, n))
+
+
+def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors):
+  (aval,), out_avals = ctx.avals_in, ctx.avals_out
+  n, batch, wide = aval.shape[-1], cpu._batch(aval), lax._wide(aval.dtype)
+  wanted = (compute_left_eigenvectors, compute_right_eigenvectors)
+  t = cpu._copy(ctx, cpu._wide_operand(ctx, x, aval))
+  z, taus = cpu._new(ctx, batch * n * n, wide, 0), cpu._new(ctx, batch * max(n - 1, 0), wide)
+  squares, products = cpu._new(ctx, batch * n, np.float64), cpu._new(ctx, batch * n, wide)
+  w, y = cpu._new(ctx, batch * n, np.complex128), cpu._new(ctx, batch * n, np.complex128)
+  sizes = [n * n if asked else 0 for asked in wanted]
+  vl, vr = (cpu._new(ctx, batch * size, np.complex128) for size in sizes)
+  core = complex_eig_matrix if dtypes.is_complex(wide) else real_eig_matrix
+  cpu.each_matrix(ctx, core, batch, (t, n * n), (z, n * n), (w, n), (vl, sizes[0]),
+                  (vr, sizes[1]), *map(ctx.dim, (n, *wanted)), (taus, max(n - 1, 0)),
+                  (squares, n), (products, n), (y, n))
+  outs = [w] + [v for v, asked in zip((vl, vr), wanted) if asked]
+  return [from_compute(ctx, o, np.complex128, a) for o, a in zip(outs, out_avals)]
+
+
+CUDA_RULES[lax.eig_p] = _eig

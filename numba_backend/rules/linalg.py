@@ -882,7 +882,8 @@ _REFERENCE = {"_norms": _vector_norm}
 for _name in ("_larfg", "_reflect_left", "_reflect_right", "_reflector", "_hessenberg_matrix",
               "_hessenberg_with_q", "_ormqr_matrix", "_deflation_start", "_givens",
               "_rotate_rows", "_rotate_columns", "_complex_schur_matrix", "_house",
-              "_standard_block", "_real_schur_matrix", "_update_rotation",
+              "_standard_block", "_francis_shifts", "_double_shift_column",
+              "_real_schur_matrix", "_update_rotation",
               "_cholesky_update_matrix", "_times_power_of_two", "_to_unit_scale"):
   _REFERENCE[_name] = _compiled(getattr(lax, _name), _REFERENCE)
 

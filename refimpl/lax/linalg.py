@@ -1542,13 +1542,35 @@ def _standard_block(a, b, c, d):
   return cs, sn, a, b, c, d
 
 
+def _francis_shifts(a, b, c, d):
+  """(re, im): the shifts re ± i im of a double QR step, from the trailing
+  block [[a, b], [c, d]]: its eigenvalues, or where they are real the one
+  nearer to d twice (as LAPACK's dlahqr)."""
+  half = (a - d) / 2
+  discriminant = half * half + b * c
+  if discriminant < 0:
+    return d + half, math.sqrt(-discriminant)
+  larger = half + math.copysign(math.sqrt(discriminant), half)   # d + the root of
+  return (d - b * c / larger if larger != 0 else d), 0.0   # m^2 - 2 half m - b c of least modulus
+
+
+def _double_shift_column(h00, h01, h10, h11, h21, re, im):
+  """(x, y, w): the first column of (h - re - i im)(h - re + i im), for h
+  Hessenberg with the leading entries given, the shift subtracted from each
+  diagonal entry first (as dlahqr: the products of entries near the shifts
+  would cancel to noise)."""
+  return (h00 - re) * (h00 - re) + im * im + h01 * h10, h10 * ((h00 - re) + (h11 - re)), h10 * h21
+
+
 def _real_schur_matrix(h, z):
   """The real Schur form of the real Hessenberg `h`, in place, its orthogonal
-  transformations accumulated into `z`: Francis double-shift QR steps (an
-  exceptional shift at the 10th and 20th step without deflation) by 3 x 3
-  Householder reflections, as LAPACK's dlahqr; a 2 x 2 block that splits off
-  is put in standard form (`_standard_block`). Returns False after 30 n
-  steps without convergence."""
+  transformations accumulated into `z`: Francis double-shift QR steps by 3 x 3
+  Householder reflections, as LAPACK's dlahqr. The shifts are the
+  eigenvalues of the trailing 2 x 2 block, or where they are real the one
+  nearer to its last diagonal entry twice; every 10th step without
+  deflation an exceptional pair, by h[lo, lo] and by h[hi, hi] in turn.
+  A 2 x 2 block that splits off is put in standard form
+  (`_standard_block`). Returns False after 30 n steps without convergence."""
   n = h.shape[0]
   norm = np.sqrt(np.sum(h * h))
   hi, steps, total = n - 1, 0, 0
@@ -1569,16 +1591,16 @@ def _real_schur_matrix(h, z):
     if total == 30 * n:
       return False
     steps, total = steps + 1, total + 1
-    if steps % 10 == 0:
-      w = abs(h[hi, hi - 1]) + abs(h[hi - 1, hi - 2])
-      trace, det = 1.5 * w, w * w
+    if steps % 10 == 0:   # dlahqr's exceptional shifts: by h[lo, lo], then by h[hi, hi]
+      if steps % 20 == 10:
+        s, center = abs(h[lo + 1, lo]) + abs(h[lo + 2, lo + 1]), h[lo, lo]
+      else:
+        s, center = abs(h[hi, hi - 1]) + abs(h[hi - 1, hi - 2]), h[hi, hi]
+      re, im = center + 0.75 * s, math.sqrt(0.4375) * s
     else:
-      trace = h[hi - 1, hi - 1] + h[hi, hi]
-      det = h[hi - 1, hi - 1] * h[hi, hi] - h[hi - 1, hi] * h[hi, hi - 1]
-    # the first column of (h - s1)(h - s2), s1 + s2 = trace, s1 s2 = det
-    x = h[lo, lo] * h[lo, lo] + h[lo, lo + 1] * h[lo + 1, lo] - trace * h[lo, lo] + det
-    y = h[lo + 1, lo] * (h[lo, lo] + h[lo + 1, lo + 1] - trace)
-    w = h[lo + 1, lo] * h[lo + 2, lo + 1]
+      re, im = _francis_shifts(h[hi - 1, hi - 1], h[hi - 1, hi], h[hi, hi - 1], h[hi, hi])
+    x, y, w = _double_shift_column(h[lo, lo], h[lo, lo + 1], h[lo + 1, lo], h[lo + 1, lo + 1],
+                                   h[lo + 2, lo + 1], re, im)
     for k in range(lo, hi - 1):
       v, beta = _house(np.array([x, y, w]))
       _reflect_left(h[k:k + 3, max(lo, k - 1):], v, beta)

@@ -188,6 +188,29 @@ def test_schur_of_special_matrices(a):
     _check_schur(x, np.asarray(t), np.asarray(z), 1e-12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(3, 10), st.sampled_from(["reflection", "reflection in float32", "cluster"]),
+       st.integers(0, 2 ** 32 - 1))
+def test_schur_converges_where_eigenvalues_are_repeated_or_clustered(n, kind, seed):
+  """A reflection I - 2 u u^T (eigenvalues -1 and 1, n - 1 times; its
+  square the identity, which both of a real double shift at ±1 make a
+  step of nothing), one rounded to float32 (its eigenvalue 1 split by
+  rounding errors) and Q diag(1 + 1e-8 r) Q^T (a cluster): the QR steps
+  converge (real and complex) as LAPACK's dlahqr does on them."""
+  rng = np.random.default_rng(seed)
+  u = rng.standard_normal(n)
+  a = np.eye(n) - 2 * np.outer(u, u) / (u @ u)
+  if kind == "reflection in float32":
+    a = a.astype(np.float32).astype(np.float64)
+  elif kind == "cluster":
+    q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    a = (q * (1 + 1e-8 * rng.standard_normal(n))) @ q.T
+  for x in (a, a.astype(np.complex128)):
+    with enable_x64(True):
+      t, z = linalg.schur(x)
+    _check_schur(x, np.asarray(t), np.asarray(z), 1e-12)
+
+
 def test_schur_options_and_failures():
   a = np.array([[1., 2.], [3., 4.]], np.float32)
   t, = linalg.schur(a, compute_schur_vectors=False)

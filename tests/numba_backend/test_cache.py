@@ -199,3 +199,27 @@ def test_the_cpu_programs_key_covers_the_backends_source_less_the_cuda_targets(t
   third = keys()
   assert second[0] == first[0] and second[1] != first[1]
   assert third[0] != second[0] and third[1] != second[1]
+
+
+def test_the_programs_keys_cover_the_reference_functions_they_compile(tmp_path, monkeypatch):
+  """A change to a module of the reference whose functions the rules compile
+  into programs (refimpl/lax/linalg.py's QR steps, for one) changes the key
+  of the CPU backend's programs and of numba-cuda's."""
+  import types
+  from numba_backend import backend
+  from refimpl.lax import linalg
+  assert linalg in backend.COMPILED_REFERENCE
+  package, module = tmp_path / "numba_backend", tmp_path / "linalg.py"
+  package.mkdir()
+  (package / "scalars.py").write_text("a = 1\n")
+  module.write_text("def f():\n  return 1\n")
+  monkeypatch.setattr(backend, "COMPILED_REFERENCE", (types.SimpleNamespace(__file__=str(module)),))
+
+  def keys():
+    return (backend.source_digest(str(package), skip=str(package / "cuda")),
+            backend.source_digest(str(package)))
+
+  first = keys()
+  module.write_text("def f():\n  return 2\n")
+  second = keys()
+  assert second[0] != first[0] and second[1] != first[1]

@@ -5,6 +5,7 @@ singular matrices, empty dimensions and batches), tridiagonal_solve within
 the LAPACK tolerance of docs/backends.md; and their kernels compiled to PTX."""
 
 import functools
+import itertools
 
 import numpy as np
 import pytest
@@ -447,6 +448,122 @@ def test_schur_is_a_unitary_similarity_to_the_schur_form(dtype, data):
     assert np.sign(t[p, k, k + 1]) * np.sign(t[p, k + 1, k]) < 0
 
 
+def _scaled(a, *values):
+  """The matrix `a` and `values` (complex128) times the power of two that
+  brings a's largest modulus into [0.5, 1) (one for a zero matrix), and it."""
+  scale = 2.0 ** -np.frexp(np.abs(a).max())[1] if np.abs(a).any() else 1.0
+  return (a.astype(np.complex128) * scale,
+          *(np.asarray(v).astype(np.complex128) * scale for v in values), scale)
+
+
+def _assert_eigenpairs(x, w, vl, vr, dtype):
+  """For each finite matrix a of `x` whose eigenvalues `w` are finite (a and
+  w `_scaled`), ε the dtype's, b = 64 n² ε ‖a‖: each of `w` is an
+  eigenvalue to backward accuracy (the smallest singular value of a - w I
+  is within b) and their sum is a's trace within n b; each column of `vl`
+  and `vr` (None where not computed) has unit norm, and its residual (|a v
+  - w v|, |v^H a - w v^H|) is within b; for a real a, eigenvalues off the
+  real axis come in conjugate pairs, the one with positive imaginary part
+  first, their vectors conjugate, and a real eigenvalue's vectors are real
+  (as LAPACK's dgeev's)."""
+  n = x.shape[-1]
+  eps, tiny = _precision(dtype)
+  for p in np.ndindex(x.shape[:-2]):
+    if n == 0 or not (np.isfinite(x[p]).all() and np.isfinite(np.asarray(w)[p]).all()):
+      continue
+    a, wp, scale = _scaled(x[p], np.asarray(w)[p])
+    bound = 64 * n * n * eps * _norms(a) + 2 * tiny * scale
+    for value in wp:
+      assert np.linalg.svd(a - value * np.eye(n), compute_uv=False)[-1] <= bound, (a, value)
+    assert abs(wp.sum() - np.trace(a)) <= n * bound, (a, wp)
+    for v, side in ((vl, "left"), (vr, "right")):
+      if v is None:
+        continue
+      v = np.asarray(v)[p].astype(np.complex128)
+      np.testing.assert_allclose(np.linalg.norm(v, axis=0), 1, rtol=0, atol=4 * n * eps)
+      residual = (np.conj(v.T) @ a - wp[:, None] * np.conj(v.T) if side == "left"
+                  else (a @ v - v * wp).T)
+      assert np.all(np.linalg.norm(residual, axis=1) <= bound), (side, a, wp, v)
+      if dtypes.is_complex(dtype):
+        continue
+      k = 0
+      while k < n:
+        if wp[k].imag == 0:
+          assert np.all(v[:, k].imag == 0), (side, wp, v)
+        else:
+          assert wp[k].imag > 0 and wp[k + 1] == np.conj(wp[k]), wp
+          np.testing.assert_array_equal(v[:, k + 1], np.conj(v[:, k]))
+        k += 1 if wp[k].imag == 0 else 2
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@MANY
+@given(data=st.data())
+def test_eig_gives_eigenpairs_within_the_lapack_tolerance(dtype, data):
+  """eig by the Schur form and its eigenvectors (back substitution, as
+  LAPACK's trevc), with the left or right vectors or neither: the
+  reference's dtypes and shapes, NaN where the reference has NaN, the
+  eigenpairs `_assert_eigenpairs` states, and in some order the
+  reference's eigenvalues within twice Henrici's bound (max(h, h^(1/n)), h
+  = 64 n² ε ‖a‖ n^n with float64's ε: a defective eigenvalue's
+  sensitivity) plus their rounding to the dtype."""
+  batch, n = data.draw(batches()), data.draw(st.integers(0, 4))
+  x = data.draw(square_matrices(dtype, batch, n))
+  left, right = data.draw(st.booleans()), data.draw(st.booleans())
+  want, got = _run(dtype, lambda x: linalg.eig(x, compute_left_eigenvectors=left,
+                                               compute_right_eigenvectors=right), x)
+  assert len(want) == len(got) == 1 + left + right
+  for w, g in zip(want, got):
+    w, g = np.asarray(w), np.asarray(g)
+    assert w.dtype == g.dtype and w.shape == g.shape
+    assert np.array_equal(np.isnan(w), np.isnan(g))
+  _assert_eigenpairs(x, got[0], got[1] if left else None, got[-1] if right else None, dtype)
+  eps, tiny = _precision(dtype)
+  for p in np.ndindex(batch):
+    if n == 0 or not (np.isfinite(x[p]).all() and np.isfinite(np.asarray(got[0])[p]).all()):
+      continue
+    a, w, g, scale = _scaled(x[p], np.asarray(want[0])[p], np.asarray(got[0])[p])
+    h = 64 * n * n * float(np.finfo(np.float64).eps) * _norms(a) * n ** n
+    close = 2 * max(h, h ** (1 / n)) + 4 * eps * _norms(a) + 2 * tiny * scale
+    assert min(np.abs(g[list(order)] - w).max()
+               for order in itertools.permutations(range(n))) <= close, (a, w, g)
+
+
+def test_eig_of_scaled_matrices_is_exact():
+  """eig works on the matrix scaled by a power of two (exactly): eig(2^k x)
+  is (2^k w, vl, vr) bit for bit, for k = ±600 and ±900, where no entry
+  becomes subnormal."""
+  x = np.random.default_rng(6).standard_normal((4, 4))
+  scaled = np.stack([x * 2.0 ** k for k in (0, 600, -600, 900, -900)])
+  got = _run(np.float64, lambda x: list(linalg.eig(x)), scaled)[1]
+  w, vl, vr = map(np.asarray, got)
+  for p, k in enumerate((0, 600, -600, 900, -900)):
+    np.testing.assert_array_equal(w[p], w[0] * 2.0 ** k)
+    np.testing.assert_array_equal(vl[p], vl[0])
+    np.testing.assert_array_equal(vr[p], vr[0])
+
+
+def test_eig_of_larger_and_of_hard_matrices():
+  """On 12 x 12 matrices, real and complex: Gaussian ones (the reference's
+  eigenvalues within 1e-10 ‖x‖, each nearest to one of the other's), a
+  reflection (its eigenvalue 1 repeated 11 times), a Jordan block (one
+  eigenvector) and a cluster of eigenvalues 1e-8 apart: the eigenpairs
+  `_assert_eigenpairs` states."""
+  rng = np.random.default_rng(7)
+  n = 12
+  u = rng.standard_normal(n)
+  q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+  matrices = np.stack([rng.standard_normal((n, n)), np.eye(n) - 2 * np.outer(u, u) / (u @ u),
+                       np.eye(n) + np.eye(n, k=1), (q * (1 + 1e-8 * rng.standard_normal(n))) @ q.T])
+  for x in (matrices, matrices + 1j * rng.standard_normal((n, n))):
+    want, got = _run(x.dtype, lambda x: list(linalg.eig(x)), x)
+    _assert_eigenpairs(x, *got, x.dtype)
+    w, g = np.asarray(want[0])[0], np.asarray(got[0])[0]
+    distances = np.abs(w[:, None] - g[None, :])
+    assert distances.min(axis=0).max() <= 1e-10 * _norms(x[0])
+    assert distances.min(axis=1).max() <= 1e-10 * _norms(x[0])
+
+
 def test_eigh_of_repeated_tiny_and_huge_eigenvalues():
   """Jacobi's method scales the matrix by a power of two first: eigenvalues
   near the largest float and subnormal ones, and a repeated eigenvalue
@@ -534,7 +651,9 @@ programs = {"cholesky": lambda x: linalg.cholesky_p.bind(x),
             "symmetric_product": lambda x: linalg.symmetric_product(x[..., :2], x, beta=2.0),
             "eigh": lambda x: linalg.eigh(x, subset_by_index=(1, 3)),
             "svd": lambda x: linalg.svd(x[..., :2], full_matrices=True),
-            "schur": lambda x: [*linalg.schur(x), *linalg.schur(x.astype(np.complex64))]}
+            "schur": lambda x: [*linalg.schur(x), *linalg.schur(x.astype(np.complex64))],
+            "eig": lambda x: [*linalg.eig(x), *linalg.eig(x.astype(np.complex64),
+                                                         compute_left_eigenvectors=False)]}
 """
 
 

@@ -7,7 +7,7 @@ there and its array results back to the device, in program order:
   program runs as Python, calling `host_call` here;
 - by the CPU backend's program of the equation (`on_host`): the
   elementwise equations whose scalar functions device code cannot run
-  (`HOST_ELEMENTWISE`), each taken out of the loops over elements as an
+  (`_HOST_ELEMENTWISE_COMPLEX`), each taken out of the loops over elements as an
   `on_host_p` equation (`with_host_equations`).
 """
 
@@ -18,7 +18,7 @@ from refimpl.callback import io_callback_p, pure_callback_p
 from refimpl.debug import debug_callback_p
 from refimpl.experimental.checkify import check_p
 from refimpl.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from refimpl.lax import elementwise, special
+from refimpl.lax import elementwise
 from numba_backend import backend as cpu_backend
 from numba_backend.cuda import device as G
 from numba_backend.cuda.lower import CUDA_RULES, HOST_FUNCTIONS
@@ -73,10 +73,6 @@ on_host_p = Operation("on_host")
 params `primitive` and `params`, the equation's."""
 CUDA_RULES[on_host_p] = _on_host
 
-_HOST_ELEMENTWISE = {special.zeta_p, special.polygamma_p}
-"""Elementwise primitives whose scalar functions allocate (their pairwise
-sums' stacks), which device code cannot."""
-
 _HOST_ELEMENTWISE_COMPLEX = {
     elementwise.sqrt_p, elementwise.rsqrt_p, elementwise.pow_p, elementwise.exp2_p,
     elementwise.log_p, elementwise.logistic_p, elementwise.tanh_p, elementwise.sin_p,
@@ -90,7 +86,7 @@ device code has not."""
 
 def with_host_equations(jaxpr):
   """`jaxpr` with each elementwise equation that kernels cannot compute
-  (`_HOST_ELEMENTWISE`, and `_HOST_ELEMENTWISE_COMPLEX` on complex numbers)
+  (`_HOST_ELEMENTWISE_COMPLEX` on complex numbers)
   an `on_host_p` equation, in its sub-jaxprs too (a new Jaxpr where any changed)."""
   eqns = [_with_host_equations(eqn) for eqn in jaxpr.eqns]
   if all(new is old for new, old in zip(eqns, jaxpr.eqns)):
@@ -100,7 +96,7 @@ def with_host_equations(jaxpr):
 
 def _with_host_equations(eqn):
   complex_ = any(dtypes.is_complex(a.aval.dtype) for a in eqn.invars)
-  if eqn.primitive in _HOST_ELEMENTWISE or complex_ and eqn.primitive in _HOST_ELEMENTWISE_COMPLEX:
+  if complex_ and eqn.primitive in _HOST_ELEMENTWISE_COMPLEX:
     return JaxprEqn(eqn.invars, eqn.outvars, on_host_p,
                     {"primitive": eqn.primitive, "params": eqn.params})
   params = {name: _in_value(value) for name, value in eqn.params.items()}

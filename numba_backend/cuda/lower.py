@@ -33,6 +33,10 @@ HOST_FUNCTIONS = {}
 """A CPU rule's Numba function that its program calls between loops -> the
 host function of this target doing the same on device arrays (launching
 kernels): a CPU rule calling only such functions runs here as it is."""
+DEVICE_FUNCTIONS = {}
+"""A CPU rule's Numba function that its kernels call but device code cannot
+compile as it is (it allocates) -> this target's device function computing
+the same: a CPU rule calling it runs here as it is."""
 
 _MODULES = {"np", "math", "numba", "cuda", "S", "K", "G"}
 """The module aliases of a program's module: names a kernel does not take as arguments."""
@@ -63,7 +67,7 @@ class KernelLowering(lower.Lowering):
     return rule
 
   def function(self, fn):
-    return super().function(HOST_FUNCTIONS.get(fn, fn))
+    return super().function(HOST_FUNCTIONS.get(fn, DEVICE_FUNCTIONS.get(fn, fn)))
 
   def scalar(self, expr, dtype):
     # (Python runs the host program, and the simulator the kernels: NumPy's

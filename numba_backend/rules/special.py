@@ -140,6 +140,16 @@ def digamma(x):
 
 
 @scalar_jit
+def _shifted_powers(q, x, shift):
+  """NumPy's pairwise sum of (q + k) ** -x for k < shift, from -0.0: the
+  reference's sum of the terms that shift a negative q past zero."""
+  terms = np.empty(shift)
+  for k in range(shift):
+    terms[k] = (q + k) ** -x
+  return pairwise(terms, 0, shift, -0.0)
+
+
+@scalar_jit
 def zeta(x, q):
   if x != x or q != q:
     return _nan
@@ -161,10 +171,7 @@ def zeta(x, q):
     if np.ceil(-q) > 10 ** 6:
       return _nan
     shift = int(np.ceil(-q))
-    terms = np.empty(shift)
-    for k in range(shift):
-      terms[k] = (q + k) ** -x
-    total = 0.0 + pairwise(terms, 0, shift, -0.0)
+    total = 0.0 + _shifted_powers(q, x, shift)
     q += shift
   n = 0
   while True:

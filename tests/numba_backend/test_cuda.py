@@ -494,16 +494,14 @@ def test_a_primitive_not_lowered_yet_is_a_clear_error():
 
 _ON_HOST = {"sin": jnp.sin, "sqrt": jnp.sqrt, "pow": lambda z: z ** (z * 0.5),
             "arctanh": jnp.arctanh, "sinc": jnp.sinc, "rank 0": lambda z: jnp.exp2(z[0]) + z,
-            "in a loop": lambda z: lax.fori_loop(0, 2, lambda i, z: jnp.tanh(z) * z + 1, z),
-            "zeta": lambda z: jax.scipy.special.zeta(jnp.abs(z) + 1, 2.0),
-            "polygamma": lambda z: jax.scipy.special.polygamma(2, jnp.abs(z) + 0.5)}
+            "in a loop": lambda z: lax.fori_loop(0, 2, lambda i, z: jnp.tanh(z) * z + 1, z)}
 
 
 @settings(max_examples=15, deadline=None)
 @given(st.sampled_from(sorted(_ON_HOST)), st.data())
 def test_elementwise_functions_device_code_lacks_are_computed_on_the_host(name, data):
-  """Complex transcendentals (the C library's), zeta and polygamma: the
-  CPU backend's program of the equation, on host copies; the reference's bits."""
+  """Complex transcendentals (the C library's): the CPU backend's program
+  of the equation, on host copies; the reference's bits."""
   dtype = data.draw(st.sampled_from([np.complex64, np.complex128]))
   z = data.draw(cst.arrays(np.complex128, (3,), elements=st.complex_numbers(max_magnitude=1e3)
                           | st.sampled_from([complex(np.inf, 1), complex(-1, np.inf),
@@ -517,11 +515,47 @@ def test_elementwise_functions_device_code_lacks_are_computed_on_the_host(name, 
   run_x64(dtype, run)
 
 
+def _shifted_moduli(x, q):
+  """The sum of |q + k| ** -x for k < ceil(-q) (zeta's terms that shift a
+  negative q past zero; none for q >= 0 or more than 10^6 of them)."""
+  shift = np.where((q < 0) & (q > -1e6), np.ceil(-np.where(q < 0, q, 0)), 0).astype(int)
+  with np.errstate(all="ignore"):
+    return np.array([np.sum(np.abs(qi + np.arange(n)) ** -xi) for xi, qi, n in zip(x, q, shift)])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_zeta_and_polygamma_are_kernels_within_the_tolerance(data):
+  """zeta and polygamma run on the device, their terms that shift a negative
+  q past zero summed in order with compensation (the CPU keeps them in an
+  array for NumPy's pairwise sum): NaN and infinities where the reference
+  has them, elsewhere within 16 eps of the reference's value plus (times m!
+  for polygamma) the sum of those terms' moduli, the condition of their sum."""
+  x = data.draw(cst.arrays(np.float64, (4,), elements=st.integers(-1, 14).map(float)
+                           | st.floats(-3, 40) | st.sampled_from([np.inf, np.nan, 1.0])))
+  q = data.draw(cst.arrays(np.float64, (4,), elements=st.floats(-3000, 60)
+                           | st.integers(-40, 3).map(lambda k: k + 0.5)
+                           | st.sampled_from([0.0, -3.0, np.inf, -np.inf, np.nan])))
+  with jax.enable_x64(True):
+    for name, f, order in (("zeta", jax.scipy.special.zeta, x),
+                           ("polygamma", lax.polygamma, x - 1)):
+      got, want = (np.asarray(jax.jit(f, backend=b)(order, q)) for b in ("numba-cuda", "reference"))
+      assert got.dtype == want.dtype
+      exact = ~np.isfinite(want)
+      np.testing.assert_array_equal(got[exact], want[exact], err_msg=name)
+      factor = np.array([math.factorial(int(m)) if name == "polygamma" and 0 <= m <= 170
+                         and m == int(m) else 1.0 for m in order])
+      bound = 16 * np.finfo(np.float64).eps * (np.abs(want) + factor * _shifted_moduli(x, q))
+      assert np.all(np.abs(got - want)[~exact] <= bound[~exact]), (name, order, q, got, want)
+
+
 _PTX_SETUP = """
 import refimpl.numpy as jnp
 x = np.ones((3, 4), np.float32)
 programs = {"arithmetic": lambda x, y: jnp.where(x > 0.5, x * 2 + y.T, -x) - y.T,
             "transcendental": lambda x, y: jnp.tanh(x) + jnp.exp(y).T,
+            "zeta and polygamma": lambda x, y: (jax.lax.zeta(x + 1, y.T - 2.5),
+                                                jax.lax.polygamma(x, y.T)),
             "uncontracted": lambda x, y: (lambda p: (p + y.T, p))(x * y.T),
             "reductions": lambda x, y: (jax.nn.softmax(x, axis=0), jnp.argmax(y, axis=1),
                                         jnp.prod(y.astype(jnp.float16), axis=0),
@@ -576,8 +610,8 @@ params = {"conj": lambda dt: dict(input_dtype=dt), "round": lambda dt: dict(roun
           "reduce_precision": lambda dt: dict(exponent_bits=5, mantissa_bits=2)}
 compiled, failed, f64, externs, refused, kernels = [], {}, {}, {}, [], {}
 for prim in ELEMENTWISE_RULES:
-  if not hasattr(prim, "bind") or prim.name in ("zeta", "polygamma"):
-    continue   # (fused_multiply_add: the contraction's; zeta, polygamma: on the host)
+  if not hasattr(prim, "bind"):
+    continue   # (fused_multiply_add: the contraction's)
   for dt in (np.float32, np.float64, np.int32, np.complex64, np.float16, np.bool_):
     kw = params.get(prim.name, lambda dt: {})(np.dtype(dt))
     x = np.ones(3, dt)
@@ -616,7 +650,8 @@ def test_every_elementwise_primitive_compiles_to_ptx():
   assert found["kernels"]["sin/complex64"] == 0 and found["kernels"]["sin/float32"] == 1
   names = {c.split("/")[0] for c in found["compiled"]}
   assert {"add", "tanh", "atan2", "rem", "pow", "nextafter", "lgamma", "erf_inv", "sqrt",
-          "is_finite", "round", "population_count", "shift_right_logical"} <= names
+          "is_finite", "round", "population_count", "shift_right_logical", "zeta",
+          "polygamma"} <= names
   # float32 arithmetic, comparisons and rounding hold no float64 instruction
   for name in ("add", "sub", "mul", "div", "neg", "abs", "eq", "lt", "ne", "floor", "ceil"):
     assert found["f64"].get(f"{name}/float32") is False, name

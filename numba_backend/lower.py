@@ -497,6 +497,17 @@ def evaluated_equations(lowering, jaxpr, env, contract=True):
                        env)
 
 
+def inlines_consts(lowering, jaxpr):
+  """Whether `evaluated_equations` of `jaxpr` would bind consts (those of
+  a call it inlines, at any depth), without binding them."""
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.call_jaxpr_param is not None and lowering.rule(eqn) is None:
+      closed = eqn.params[eqn.primitive.call_jaxpr_param]
+      if closed.consts or inlines_consts(lowering, closed.jaxpr):
+        return True
+  return False
+
+
 def _inline_calls(lowering, eqns, outvars, env):
   """`eqns` and `outvars` with each equation of a call primitive that has
   no rule of its own replaced by its jaxpr's equations (contracted, as the

@@ -25,7 +25,7 @@ from refimpl.lax.control_flow.while_loop import _split as split_while_operands, 
 from numba_backend.cuda import device as G
 from numba_backend.cuda.lower import CUDA_KEY_RULES, CUDA_RULES, HOST_FUNCTIONS, named
 from numba_backend.lower import KEY_RULES, RULES, element_of, element_to_store, \
-    evaluated_equations, per_element, read_element
+    evaluated_equations, inlines_consts, per_element, read_element
 from numba_backend.rules import control_flow as cpu
 
 
@@ -80,10 +80,13 @@ HOST_FUNCTIONS.update({cpu.store_row: store_row, cpu.mask_rows: mask_rows,
 def _steps(ctx, closed, shape):
   """(inputs, equations, outputs) of the ClosedJaxpr `closed` as
   `lower_jaxpr` evaluates it, where each of its equations is elementwise
-  over arrays of `shape` (`per_element`) and it has no consts; else None."""
-  env = {}
-  eqns, outvars = evaluated_equations(ctx.lowering, closed.jaxpr, env)
-  if closed.consts or env or not all(per_element(eqn, shape) for eqn in eqns):
+  over arrays of `shape` (`per_element`) and it has no consts (nor the
+  calls it inlines: checked first, so that none is passed to the program
+  for nothing); else None."""
+  if closed.consts or inlines_consts(ctx.lowering, closed.jaxpr):
+    return None
+  eqns, outvars = evaluated_equations(ctx.lowering, closed.jaxpr, {})
+  if not all(per_element(eqn, shape) for eqn in eqns):
     return None
   return closed.jaxpr.invars, eqns, outvars
 

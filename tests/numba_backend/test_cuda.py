@@ -384,6 +384,21 @@ def test_a_host_loops_rank1_xs_and_ys_cross_between_host_and_device_once(monkeyp
   assert counts[0] == counts[1] and counts[0][0] == 1
 
 
+def test_a_loop_body_calling_a_jit_with_a_const_passes_it_to_the_program_once():
+  """A loop whose body calls a jit with a const (whose loop, not
+  elementwise, the host runs) passes the const to the program once: the
+  attempt at a loop in the threads, which inlines the call, binds none."""
+  from numba_backend.cuda.lower import KernelLowering
+  from numba_backend.lower import lower_program
+  table = np.arange(4, dtype=np.float32) + 0.5
+  f = lambda x: lax.fori_loop(0, 3, lambda i, c: jax.jit(lambda c: c * table)(c) + 1, x)
+  x = np.ones(4, np.float32)
+  _, _, constants = lower_program(jax.make_jaxpr(f)(x).jaxpr, KernelLowering())
+  passed = [c for c in constants if c.shape == table.shape]
+  assert len(passed) == 1 and np.array_equal(passed[0], table)
+  np.testing.assert_array_equal(np.asarray(jax.jit(f, backend="numba-cuda")(x)), f(x))
+
+
 def test_debug_print_is_called_in_program_order(capsys):
   def f(x):
     jax.debug.print("x={}", x)

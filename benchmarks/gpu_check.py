@@ -99,10 +99,15 @@ WORKLOADS = {
         "x = np.random.default_rng(0).standard_normal((b, 8, 8), np.float32)\n"
         "x = jnp.asarray(x + np.swapaxes(x, 1, 2))\nf = jax.jit(jnp.linalg.eigvalsh)", "f(x)",
         {"b": 2**16}, 1, lambda s: 4 * 72 * s["b"], 0, False),
+    "eigenvalues' moduli summed, a batch f32[b, 8, 8]": (
+        "x = jnp.asarray(np.random.default_rng(0).standard_normal((b, 8, 8), np.float32))\n"
+        "f = jax.jit(lambda x: jnp.sum(jnp.abs(jnp.linalg.eigvals(x)), axis=-1))", "f(x)",
+        {"b": 2**16}, 1, lambda s: 4 * 65 * s["b"], 0, False),
 }
 UNTARGETED = {"fori_loop of 100 elementwise steps f32[n]", "sort f32[n]",
               "scatter-add of 8n updates f32[n]", "fft c64[n]", "qr of a batch f32[b, 8, 8]",
-              "eigvalsh of a batch f32[b, 8, 8]"}
+              "eigvalsh of a batch f32[b, 8, 8]",
+              "eigenvalues' moduli summed, a batch f32[b, 8, 8]"}
 """Workloads without a target: their rate (the bytes they read and write a
 second) is reported beside the copy bandwidth's, with no target to meet."""
 

@@ -1049,6 +1049,7 @@ _RESCALE = 2.0 ** 500
 found so far down by it (exactly): the next steps cannot then overflow."""
 
 _TINY = float(np.finfo(np.float64).tiny)
+"""The least normal float64: the least pivot (`_pivot`), for a zero matrix."""
 
 
 @cuda.jit(device=True)

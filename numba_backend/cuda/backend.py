@@ -16,8 +16,8 @@ import numpy as np
 from refimpl import core
 from numba_backend import backend as cpu, cache, lower
 from numba_backend.cuda import (  # noqa: F401 (modules registering rules)
-    control_flow, convolution, device, fft, host, indexing, linalg, prng, reductions, rules, sorting,
-    special, ufuncs, windows)
+    complex, control_flow, convolution, device, fft, host, indexing, linalg, prng, reductions,
+    rules, sorting, special, ufuncs, windows)
 from numba_backend.cuda.lower import KernelLowering
 
 ufuncs.register()

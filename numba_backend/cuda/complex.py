@@ -1,0 +1,52 @@
+"""Complex functions on the numba-cuda device that the CPU takes from the C
+library (csqrt, ...: NumPy's, for the reference's bits), which device code
+has not: each written here with C99's special values (Annex G) and within
+the tolerance docs/backends.md states, and substituted where kernels call
+the CPU's (`DEVICE_FUNCTIONS`). The others are still computed on the host
+(numba_backend/cuda/host.py)."""
+
+import math
+
+import numpy as np
+from numba import cuda
+
+from numba_backend import scalars as S
+from numba_backend.cuda.kernels import device_version
+from numba_backend.cuda.lower import DEVICE_FUNCTIONS
+from numba_backend.rules import elementwise as cpu
+
+
+@cuda.jit(device=True)
+def csqrt(z):
+  """The principal square root of z = x + i y (real part >= 0, imaginary
+  part of y's sign), as C99's csqrt: for finite z, t = sqrt((|x| + |z|) /
+  2) and |y| / 2t are the parts (t the real one for x >= 0, else the
+  imaginary one), computed on z scaled by an even power of two (exactly)
+  so that |z| neither overflows nor loses bits to subnormals; x ± i inf
+  gives inf ± i inf, -inf + i y gives 0 + i inf (NaN + i inf for a NaN y),
+  inf + i y gives inf + i 0 (inf + i NaN), and any other NaN part NaN + i NaN."""
+  x, y = z.real, z.imag
+  if np.isinf(y):
+    return S.make_complex(np.inf, y)
+  if np.isnan(x) or np.isinf(x) and np.isnan(y):
+    return S.make_complex(x if np.isinf(x) and x > 0 else np.nan,
+                          math.copysign(np.inf, y) if np.isinf(x) and x < 0 else np.nan)
+  if np.isinf(x):
+    return (S.make_complex(x, math.copysign(0.0, y)) if x > 0 else
+            S.make_complex(0.0, math.copysign(np.inf, y)))
+  if np.isnan(y):
+    return S.make_complex(np.nan, np.nan)
+  if x == 0 and y == 0:
+    return S.make_complex(0.0, y)
+  ax, ay = abs(x), abs(y)
+  k = math.frexp(max(ax, ay))[1]
+  k -= k % 2   # even: sqrt(2**k) = 2**(k / 2)
+  t = math.sqrt(0.5 * (math.ldexp(ax, -k) + math.hypot(math.ldexp(ax, -k), math.ldexp(ay, -k))))
+  other = math.ldexp(ay, -(k // 2)) / (2 * t)
+  t = math.ldexp(t, k // 2)
+  return S.make_complex(t, math.copysign(other, y)) if x >= 0 else \
+      S.make_complex(other, math.copysign(t, y))
+
+
+complex_rsqrt = device_version(cpu.complex_rsqrt, __name__, csqrt=csqrt)
+DEVICE_FUNCTIONS.update({cpu.csqrt: csqrt, cpu.complex_rsqrt: complex_rsqrt})

@@ -83,17 +83,41 @@ def assume_distinct_column_norms(a):
   assume(np.all(np.diff(norms) > 1e-3 * norms[-1]))
 
 
+def _phase(z):
+  """z / |z| (one for zero)."""
+  return z / abs(z) if abs(z) > 0 else 1.0
+
+
+def assume_independent_leading_columns(a):
+  """A full-rank matrix's leading min(m, n) columns may still be dependent
+  (two equal, say): QR without pivoting then leaves Q and R a choice there."""
+  k = min(a.shape)
+  assume(np.linalg.svd(a[:, :k], compute_uv=False)[-1] > 1e-3 * np.linalg.norm(a))
+
+
 @SETTINGS
 @given(matrices("full_rank"), st.sampled_from(["full", "economic", "r"]), st.booleans())
 def test_qr(a_tol, mode, pivoting):
   a, tol = a_tol
   if pivoting:
     assume_distinct_column_norms(a)
+  else:
+    assume_independent_leading_columns(a)
   got, want = x64(jsl.qr, a, mode=mode, pivoting=pivoting), osp.qr(a, mode=mode,
                                                                    pivoting=pivoting)
   assert len(got) == len(want)
-  for g, w in zip(got, want):   # Householder QR as LAPACK's: the same signs
-    close(g, w, 10 * tol)
+  # Householder QR as LAPACK's: the same Q and R but for a unit phase d_j of
+  # each column of Q (conj(d_j) of each row of R), where a reflector's pivot
+  # is zero up to rounding, a tie that its rounding breaks
+  (q, r), (want_q, want_r) = (((None, *x[:1]) if mode == "r" else x[:2]) for x in (got, want))
+  phases = [_phase(np.vdot(r[j], want_r[j])) for j in range(min(a.shape))]
+  if q is not None:
+    phases += [_phase(np.vdot(want_q[:, j], q[:, j])) for j in range(len(phases), q.shape[1])]
+    close(q, want_q * np.array(phases), 10 * tol)
+  row_phases = np.conj(np.array((phases + [1.0] * r.shape[0])[:r.shape[0]]))
+  close(r, row_phases[:, None] * want_r, 10 * tol)
+  for g, w in zip(got[len(got) - pivoting:], want[len(want) - pivoting:]):
+    np.testing.assert_array_equal(g, w)   # the pivots
 
 
 @SETTINGS
@@ -102,6 +126,8 @@ def test_qr_multiply(data, mode, pivoting, conjugate):
   a, tol = data.draw(matrices("full_rank", dtypes=(np.float64, np.complex128)))
   if pivoting:
     assume_distinct_column_norms(a)
+  else:
+    assume_independent_leading_columns(a)
   m, n = a.shape
   k = min(m, n)
   shape = data.draw(st.sampled_from([(k, 2), (k,)] if mode == "left" else [(2, m), (m,)]))
@@ -109,8 +135,14 @@ def test_qr_multiply(data, mode, pivoting, conjugate):
   got = x64(jsl.qr_multiply, a, c, mode=mode, pivoting=pivoting, conjugate=conjugate)
   want = osp.qr_multiply(a, c, mode=mode, pivoting=pivoting, conjugate=conjugate)
   assert len(got) == len(want)
-  for g, w in zip(got, want):
-    close(g, w, 10 * tol)
+  # the product with LAPACK's Q but for the phases of test_qr's ties
+  q, r, *_ = osp.qr(a, mode="economic", pivoting=pivoting)
+  q = q * np.array([_phase(np.vdot(got[1][j], r[j])) for j in range(k)])
+  q = np.conj(q) if conjugate else q
+  close(got[0], q @ c if mode == "left" else c @ q, 10 * tol)
+  for g, w in zip(got[1:], want[1:]):
+    close(g, np.asarray(w) * np.array([_phase(np.vdot(r[j], g[j])) for j in range(k)])[:, None]
+          if g.ndim == 2 else w, 10 * tol)
 
 
 @SETTINGS

@@ -1,5 +1,5 @@
 """Complex functions on the numba-cuda device that the CPU takes from the C
-library (csqrt, ...: NumPy's, for the reference's bits), which device code
+library (csqrt, clog: NumPy's, for the reference's bits), which device code
 has not: each written here with C99's special values (Annex G) and within
 the tolerance docs/backends.md states, and substituted where kernels call
 the CPU's (`DEVICE_FUNCTIONS`). The others are still computed on the host
@@ -48,5 +48,26 @@ def csqrt(z):
       S.make_complex(other, math.copysign(t, y))
 
 
+@cuda.jit(device=True)
+def complex_log(z):
+  """The reference's complex log (the C library's clog; NaN + i NaN where a
+  part is NaN): log|z| + i atan2(y, x), log|z| as log(m) + log1p((s / m)²)
+  / 2 for the larger and smaller moduli m, s of the parts (neither
+  overflowing nor underflowing): -inf for zero, inf for an infinite part.
+  Near |z| = 1, with both parts sizable, the two terms cancel: the real
+  part is within 2 eps there, not relatively (as XLA's log(|z|))."""
+  x, y = z.real, z.imag
+  if np.isnan(x) or np.isnan(y):
+    return S.make_complex(np.nan, np.nan)
+  large, small = max(abs(x), abs(y)), min(abs(x), abs(y))
+  if np.isinf(large) or large == 0:
+    real = np.inf if large else -np.inf
+  else:
+    ratio = small / large
+    real = np.log(large) + 0.5 * np.log1p(ratio * ratio)
+  return S.make_complex(real, math.atan2(y, x))
+
+
 complex_rsqrt = device_version(cpu.complex_rsqrt, __name__, csqrt=csqrt)
-DEVICE_FUNCTIONS.update({cpu.csqrt: csqrt, cpu.complex_rsqrt: complex_rsqrt})
+DEVICE_FUNCTIONS.update({cpu.csqrt: csqrt, cpu.complex_rsqrt: complex_rsqrt,
+                         cpu.complex_log: complex_log})

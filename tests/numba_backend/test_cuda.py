@@ -535,29 +535,31 @@ _SPECIAL_PARTS = [0.0, -0.0, 1.0, -4.0, 1e-310, -3e-320, 1e308, -1e-200, np.inf,
 
 @settings(max_examples=30, deadline=None)
 @given(st.sampled_from([np.complex64, np.complex128]), st.data())
-def test_complex_sqrt_and_rsqrt_are_kernels_within_the_tolerance(dtype, data):
-  """Complex sqrt (csqrt written for the device) and rsqrt (1 / it, by
-  NumPy's division) run in kernels: the reference's NaN and infinities and
+def test_complex_sqrt_rsqrt_and_log_are_kernels_within_the_tolerance(dtype, data):
+  """Complex sqrt (csqrt written for the device), rsqrt (1 / it, by NumPy's
+  division) and log run in kernels: the reference's NaN and infinities and
   signed zeros (C99's special values), each finite part within 8 ulps of the
-  dtype of the reference's (the C library's csqrt) plus 4 of its least
-  subnormal (for rsqrt times |rsqrt|², as 1 / s scales an error of s: the C
-  library rounds a subnormal part of csqrt less closely)."""
+  dtype of the reference's (the C library's) plus 4 of its least subnormal
+  (for rsqrt times |rsqrt|², as 1 / s scales an error of s: the C library
+  rounds a subnormal part of csqrt less closely), log's real part within 2
+  ulps of one as well (log|z| near |z| = 1, where its terms cancel)."""
   parts = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(_SPECIAL_PARTS)
   z = data.draw(cst.arrays(np.complex128, (6,), elements=st.builds(complex, parts, parts)))
   info = np.finfo(dtype)
 
   def run():
-    for f in (jnp.sqrt, lax.rsqrt):
+    for f in (jnp.sqrt, lax.rsqrt, jnp.log):
       got, want = (np.asarray(jax.jit(f, backend=b)(z.astype(dtype)))
                    for b in ("numba-cuda", "reference"))
       assert got.dtype == want.dtype
       with np.errstate(all="ignore"):
         scale = np.maximum(1, np.abs(want.astype(np.complex128)) ** 2) if f is lax.rsqrt else 1
-      for g, w in ((got.real, want.real), (got.imag, want.imag)):
+      for g, w, part in ((got.real, want.real, "real"), (got.imag, want.imag, "imag")):
         exact, zeros = ~np.isfinite(w), (w == 0) & (g == 0)
         np.testing.assert_array_equal(g[exact], w[exact])
         np.testing.assert_array_equal(np.signbit(g[zeros]), np.signbit(w[zeros]))
         bound = 8 * info.eps * np.abs(w) + 4 * info.smallest_subnormal * scale
+        bound = bound + 2 * info.eps * (f is jnp.log and part == "real")
         assert np.all((np.abs(g - w) <= bound)[~exact]), (f, z, got, want)
   run_x64(dtype, run)
 
@@ -694,9 +696,9 @@ def test_every_elementwise_primitive_compiles_to_ptx():
   assert not any(found["externs"].values()), found["externs"]
   assert not found["refused"]
   # the C library's complex functions are computed on the host (no kernel),
-  # but csqrt, written for the device (sqrt and rsqrt)
+  # but csqrt and clog, written for the device (sqrt, rsqrt and log)
   assert found["kernels"]["sin/complex64"] == 0 and found["kernels"]["sin/float32"] == 1
-  assert found["kernels"]["sqrt/complex64"] == found["kernels"]["rsqrt/complex64"] == 1
+  assert all(found["kernels"][f"{name}/complex64"] == 1 for name in ("sqrt", "rsqrt", "log"))
   names = {c.split("/")[0] for c in found["compiled"]}
   assert {"add", "tanh", "atan2", "rem", "pow", "nextafter", "lgamma", "erf_inv", "sqrt",
           "is_finite", "round", "population_count", "shift_right_logical", "zeta",

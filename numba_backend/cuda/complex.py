@@ -1,9 +1,9 @@
 """Complex functions on the numba-cuda device that the CPU takes from the C
-library (csqrt, clog: NumPy's, for the reference's bits), which device code
-has not: each written here with C99's special values (Annex G) and within
-the tolerance docs/backends.md states, and substituted where kernels call
-the CPU's (`DEVICE_FUNCTIONS`). The others are still computed on the host
-(numba_backend/cuda/host.py)."""
+library (csqrt, clog, cexp: NumPy's, for the reference's bits), which
+device code has not: each written here with C99's special values (Annex G)
+and within the tolerance docs/backends.md states, and substituted where
+kernels call the CPU's (`DEVICE_FUNCTIONS`). The others are still computed
+on the host (numba_backend/cuda/host.py)."""
 
 import math
 
@@ -68,6 +68,49 @@ def complex_log(z):
   return S.make_complex(real, math.atan2(y, x))
 
 
+_LEAST_NORMAL = float(np.finfo(np.float64).tiny)
+
+_EXP_STEP = 709.0
+"""The largest integer whose exp is a float: cexp takes exp(x) in such
+steps where it overflows, multiplying them into cos y and sin y first."""
+
+
+@cuda.jit(device=True)
+def cexp(z):
+  """e**z as C99's cexp (the C library's): exp(x) cos y + i exp(x) sin y,
+  cos y and sin y taken as 1 and y where |y| is below the least normal
+  float, and for x above `_EXP_STEP` exp(x) multiplied into them in steps
+  of it (a part overflows only where its value does). Special values: a
+  NaN or infinite y with a finite x gives NaN + i NaN; an infinite x with a
+  finite y gives 0 or inf (x's sign) with the signs of cos y and sin y (y
+  itself as the imaginary part where y is zero); inf + i (inf or NaN)
+  gives inf + i NaN, -inf + i (inf or NaN) gives 0 + i 0 (y's sign); a NaN
+  x gives NaN + i y for a zero y, else NaN + i NaN."""
+  x, y = z.real, z.imag
+  if np.isnan(x):
+    return S.make_complex(np.nan, y if y == 0 else np.nan)
+  if np.isinf(x) and not np.isfinite(y):
+    return (S.make_complex(np.inf, np.nan) if x > 0 else
+            S.make_complex(0.0, math.copysign(0.0, y)))
+  if not np.isfinite(y):
+    return S.make_complex(np.nan, np.nan)
+  cos, sin = (math.cos(y), math.sin(y)) if abs(y) > _LEAST_NORMAL else (1.0, y)
+  if np.isinf(x):
+    value = 0.0 if x < 0 else np.inf
+    if y == 0:
+      return S.make_complex(value, y)
+    return S.make_complex(math.copysign(value, cos), math.copysign(value, sin))
+  for _ in range(2):
+    if x > _EXP_STEP:
+      step = np.exp(_EXP_STEP)
+      x, cos, sin = x - _EXP_STEP, cos * step, sin * step
+  scale = np.exp(x) if x <= _EXP_STEP else np.inf
+  return S.make_complex(scale * cos if cos else cos, scale * sin if sin else sin)
+
+
 complex_rsqrt = device_version(cpu.complex_rsqrt, __name__, csqrt=csqrt)
+complex_exp2 = device_version(cpu.complex_exp2, __name__, cexp=cexp)
+complex_logistic = device_version(cpu.complex_logistic, __name__, cexp=cexp)
 DEVICE_FUNCTIONS.update({cpu.csqrt: csqrt, cpu.complex_rsqrt: complex_rsqrt,
-                         cpu.complex_log: complex_log})
+                         cpu.complex_log: complex_log, cpu.cexp: cexp,
+                         cpu.complex_exp2: complex_exp2, cpu.complex_logistic: complex_logistic})

@@ -74,13 +74,13 @@ params `primitive` and `params`, the equation's."""
 CUDA_RULES[on_host_p] = _on_host
 
 _HOST_ELEMENTWISE_COMPLEX = {
-    elementwise.pow_p, elementwise.exp2_p, elementwise.logistic_p, elementwise.tanh_p,
-    elementwise.sin_p, elementwise.cos_p, elementwise.tan_p, elementwise.asin_p,
-    elementwise.acos_p, elementwise.atan_p, elementwise.sinh_p, elementwise.cosh_p,
-    elementwise.asinh_p, elementwise.acosh_p, elementwise.atanh_p, elementwise.atan2_p}
+    elementwise.pow_p, elementwise.tanh_p, elementwise.sin_p, elementwise.cos_p,
+    elementwise.tan_p, elementwise.asin_p, elementwise.acos_p, elementwise.atan_p,
+    elementwise.sinh_p, elementwise.cosh_p, elementwise.asinh_p, elementwise.acosh_p,
+    elementwise.atanh_p, elementwise.atan2_p}
 """Elementwise primitives whose complex forms call the C library's complex
 functions (csin, clog, ...: NumPy's, for the reference's bits), which
-device code has not (csqrt and the log it has: numba_backend/cuda/complex.py)."""
+device code has not (csqrt, cexp and the log it has: numba_backend/cuda/complex.py)."""
 
 
 def with_host_equations(jaxpr):

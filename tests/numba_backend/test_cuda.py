@@ -508,7 +508,7 @@ def test_a_primitive_not_lowered_yet_is_a_clear_error():
 
 
 _ON_HOST = {"sin": jnp.sin, "pow": lambda z: z ** (z * 0.5),
-            "arctanh": jnp.arctanh, "sinc": jnp.sinc, "rank 0": lambda z: jnp.exp2(z[0]) + z,
+            "arctanh": jnp.arctanh, "sinc": jnp.sinc, "rank 0": lambda z: jnp.cosh(z[0]) + z,
             "in a loop": lambda z: lax.fori_loop(0, 2, lambda i, z: jnp.tanh(z) * z + 1, z)}
 
 
@@ -530,38 +530,62 @@ def test_elementwise_functions_device_code_lacks_are_computed_on_the_host(name, 
   run_x64(dtype, run)
 
 
-_SPECIAL_PARTS = [0.0, -0.0, 1.0, -4.0, 1e-310, -3e-320, 1e308, -1e-200, np.inf, -np.inf, np.nan]
+_SPECIAL_PARTS = [0.0, -0.0, 1.0, -4.0, 1e-310, -3e-320, 1e308, -1e-200, np.inf, -np.inf, np.nan,
+                  1100.0, -1100.0, np.pi / 2, -np.pi]
+_ON_DEVICE_COMPLEX = (jnp.sqrt, lax.rsqrt, jnp.log, jnp.exp2, lax.logistic)
 
 
-@settings(max_examples=30, deadline=None)
-@given(st.sampled_from([np.complex64, np.complex128]), st.data())
-def test_complex_sqrt_rsqrt_and_log_are_kernels_within_the_tolerance(dtype, data):
+def _assert_complex_kernels_close(z, dtype):
   """Complex sqrt (csqrt written for the device), rsqrt (1 / it, by NumPy's
-  division) and log run in kernels: the reference's NaN and infinities and
+  division), log, exp2 (cexp written for the device) and logistic (1 / (1 +
+  cexp(-z))) of `z` run in kernels: the reference's NaN and infinities and
   signed zeros (C99's special values), each finite part within 8 ulps of the
   dtype of the reference's (the C library's) plus 4 of its least subnormal
   (for rsqrt times |rsqrt|², as 1 / s scales an error of s: the C library
   rounds a subnormal part of csqrt less closely), log's real part within 2
-  ulps of one as well (log|z| near |z| = 1, where its terms cancel)."""
-  parts = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(_SPECIAL_PARTS)
-  z = data.draw(cst.arrays(np.complex128, (6,), elements=st.builds(complex, parts, parts)))
+  ulps of one as well (log|z| near |z| = 1, where its terms cancel), logistic's
+  parts within 8 ulps of |exp(-z)| |logistic|² as well (1 / (1 + e) scales
+  an error of e so)."""
   info = np.finfo(dtype)
 
   def run():
-    for f in (jnp.sqrt, lax.rsqrt, jnp.log):
+    for f in _ON_DEVICE_COMPLEX:
       got, want = (np.asarray(jax.jit(f, backend=b)(z.astype(dtype)))
                    for b in ("numba-cuda", "reference"))
       assert got.dtype == want.dtype
       with np.errstate(all="ignore"):
-        scale = np.maximum(1, np.abs(want.astype(np.complex128)) ** 2) if f is lax.rsqrt else 1
+        square = np.abs(want.astype(np.complex128)) ** 2
+        scale = np.maximum(1, square) if f is lax.rsqrt else 1
+        relative = np.where(square > 0, np.abs(np.exp(-z.astype(dtype).astype(np.complex128)))
+                            * square, 0) if f is lax.logistic else 0
       for g, w, part in ((got.real, want.real, "real"), (got.imag, want.imag, "imag")):
         exact, zeros = ~np.isfinite(w), (w == 0) & (g == 0)
         np.testing.assert_array_equal(g[exact], w[exact])
         np.testing.assert_array_equal(np.signbit(g[zeros]), np.signbit(w[zeros]))
         bound = 8 * info.eps * np.abs(w) + 4 * info.smallest_subnormal * scale
-        bound = bound + 2 * info.eps * (f is jnp.log and part == "real")
+        bound = bound + 2 * info.eps * (f is jnp.log and part == "real") + 8 * info.eps * relative
         assert np.all((np.abs(g - w) <= bound)[~exact]), (f, z, got, want)
   run_x64(dtype, run)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([np.complex64, np.complex128]), st.data())
+def test_complex_sqrt_log_and_exp_are_kernels_within_the_tolerance(dtype, data):
+  """`_assert_complex_kernels_close` on any complex numbers."""
+  parts = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(_SPECIAL_PARTS)
+  z = data.draw(cst.arrays(np.complex128, (6,), elements=st.builds(complex, parts, parts)))
+  _assert_complex_kernels_close(z, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_sqrt_log_and_exp_of_every_pair_of_special_parts(dtype):
+  """`_assert_complex_kernels_close` on each pair of zeros of either sign,
+  infinities, NaN, subnormal, huge and overflowing parts (C99's special
+  values, and exp's steps where exp(x) overflows but a part does not)."""
+  parts = np.array(_SPECIAL_PARTS + [710.0, 1000.0, -1000.0])
+  z = np.zeros((parts.size, parts.size), np.complex128)
+  z.real, z.imag = parts[:, None], parts[None, :]   # (not parts + 1j parts: 1j inf has a NaN)
+  _assert_complex_kernels_close(z.ravel(), dtype)
 
 
 def _shifted_moduli(x, q):
@@ -696,9 +720,10 @@ def test_every_elementwise_primitive_compiles_to_ptx():
   assert not any(found["externs"].values()), found["externs"]
   assert not found["refused"]
   # the C library's complex functions are computed on the host (no kernel),
-  # but csqrt and clog, written for the device (sqrt, rsqrt and log)
+  # but csqrt, cexp and clog, written for the device
   assert found["kernels"]["sin/complex64"] == 0 and found["kernels"]["sin/float32"] == 1
-  assert all(found["kernels"][f"{name}/complex64"] == 1 for name in ("sqrt", "rsqrt", "log"))
+  assert all(found["kernels"][f"{name}/complex64"] == 1
+             for name in ("sqrt", "rsqrt", "log", "exp2", "logistic"))
   names = {c.split("/")[0] for c in found["compiled"]}
   assert {"add", "tanh", "atan2", "rem", "pow", "nextafter", "lgamma", "erf_inv", "sqrt",
           "is_finite", "round", "population_count", "shift_right_logical", "zeta",

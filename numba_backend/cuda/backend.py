@@ -16,8 +16,8 @@ import numpy as np
 from refimpl import core
 from numba_backend import backend as cpu, cache, lower
 from numba_backend.cuda import (  # noqa: F401 (modules registering rules)
-    complex, control_flow, convolution, device, fft, host, indexing, linalg, prng, reductions,
-    rules, sorting, special, ufuncs, windows)
+    complex, complex_inverse, control_flow, convolution, device, fft, host, indexing, linalg,
+    prng, reductions, rules, sorting, special, ufuncs, windows)
 from numba_backend.cuda.lower import KernelLowering
 
 ufuncs.register()
@@ -44,7 +44,7 @@ def compile(closed_jaxpr):
   the jaxpr's inputs as NumPy arrays or device buffers and returns the list
   of its outputs: device buffers (`device.Buffer`), NumPy arrays for rank 0
   and for key types (whose arrays hold host data)."""
-  jaxpr = host.with_host_equations(closed_jaxpr.jaxpr)
+  jaxpr = closed_jaxpr.jaxpr
   source, dims, constants = lower.lower_program(jaxpr, KernelLowering())
   text = _HEADER + source
   digest = hashlib.sha256(f"cuda\0{VERSION}\0{text}".encode()).hexdigest()[:32]

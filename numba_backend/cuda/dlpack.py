@@ -144,7 +144,8 @@ def export(pointer, shape, dtype, device_id, owner, versioned, copied):
   device address `pointer` on CUDA device `device_id`, keeping `owner` (what
   holds the memory) until the consumer deletes it; a versioned tensor
   (flagged IS_COPIED where `copied`) where `versioned`, else a legacy one."""
-  tensor_type, name = (ManagedTensorVersioned, _VERSIONED) if versioned else (ManagedTensor, _LEGACY)
+  tensor_type, name = ((ManagedTensorVersioned, _VERSIONED) if versioned else
+                       (ManagedTensor, _LEGACY))
   deleter, destructor = _native(tensor_type, name)
   managed = tensor_type()
   extents = (ctypes.c_int64 * max(len(shape), 1))(*shape)

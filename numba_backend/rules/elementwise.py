@@ -379,7 +379,7 @@ def complex_pow(x, y):
     if y.real > 0:
       return np.complex128(0)
     return S.make_complex(np.nan, np.nan)
-  if y.imag == 0 and y.real == math.floor(y.real) and abs(y.real) < 100:
+  if y.imag == 0 and y.real == np.floor(y.real) and abs(y.real) < 100:
     n = int(y.real)
     if n == 1:
       return x

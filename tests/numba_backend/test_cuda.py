@@ -507,70 +507,71 @@ def test_a_primitive_not_lowered_yet_is_a_clear_error():
       jax.jit(jnp.cumsum, backend="numba-cuda")(np.ones(3, np.float32))
 
 
-_ON_HOST = {"sin": jnp.sin, "pow": lambda z: z ** (z * 0.5),
-            "arctanh": jnp.arctanh, "sinc": jnp.sinc, "rank 0": lambda z: jnp.cosh(z[0]) + z,
-            "in a loop": lambda z: lax.fori_loop(0, 2, lambda i, z: jnp.tanh(z) * z + 1, z)}
-
-
-@settings(max_examples=15, deadline=None)
-@given(st.sampled_from(sorted(_ON_HOST)), st.data())
-def test_elementwise_functions_device_code_lacks_are_computed_on_the_host(name, data):
-  """Complex transcendentals (the C library's): the CPU backend's program
-  of the equation, on host copies; the reference's bits."""
-  dtype = data.draw(st.sampled_from([np.complex64, np.complex128]))
-  z = data.draw(cst.arrays(np.complex128, (3,), elements=st.complex_numbers(max_magnitude=1e3)
-                          | st.sampled_from([complex(np.inf, 1), complex(-1, np.inf),
-                                             complex(np.nan, 0), complex(0, -0.0)])))
-
-  def run():
-    got = jax.jit(_ON_HOST[name], backend="numba-cuda")(z.astype(dtype))
-    want = jax.jit(_ON_HOST[name], backend="reference")(z.astype(dtype))
-    assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-  run_x64(dtype, run)
-
-
 _SPECIAL_PARTS = [0.0, -0.0, 1.0, -4.0, 1e-310, -3e-320, 1e308, -1e-200, np.inf, -np.inf, np.nan,
                   1100.0, -1100.0, np.pi / 2, -np.pi]
-_ON_DEVICE_COMPLEX = (jnp.sqrt, lax.rsqrt, jnp.log, jnp.exp2, lax.logistic)
+_ON_DEVICE_COMPLEX = (jnp.sqrt, lax.rsqrt, jnp.log, jnp.exp2, lax.logistic, jnp.sin, jnp.cos,
+                      jnp.tan, jnp.sinh, jnp.cosh, jnp.tanh, jnp.arcsin, jnp.arccos, jnp.arctan,
+                      jnp.arcsinh, jnp.arccosh, jnp.arctanh, lax.pow, lax.atan2)
 
 
 def _assert_complex_kernels_close(z, dtype):
-  """Complex sqrt (csqrt written for the device), rsqrt (1 / it, by NumPy's
-  division), log, exp2 (cexp written for the device) and logistic (1 / (1 +
-  cexp(-z))) of `z` run in kernels: the reference's NaN and infinities and
-  signed zeros (C99's special values), each finite part within 8 ulps of the
-  dtype of the reference's (the C library's) plus 4 of its least subnormal
-  (for rsqrt times |rsqrt|², as 1 / s scales an error of s: the C library
-  rounds a subnormal part of csqrt less closely), log's real part within 2
-  ulps of one as well (log|z| near |z| = 1, where its terms cancel), logistic's
-  parts within 8 ulps of |exp(-z)| |logistic|² as well (1 / (1 + e) scales
-  an error of e so)."""
+  """Each function of `_ON_DEVICE_COMPLEX` of `z` (pow and atan2 of z and
+  z reversed) run in kernels (csqrt, clog, cexp and the C library's other
+  complex functions written for the device): the reference's NaN and
+  infinities and signed zeros (C99's special values), each finite part
+  within 8 ulps of the dtype of the reference's (the C library's) plus 4
+  of its least subnormal (for rsqrt times |rsqrt|², as 1 / s scales an
+  error of s: the C library rounds a subnormal part of csqrt less
+  closely), and as well:
+  - log's real part and atan2's imaginary part within 2 ulps of one (log|z|
+    near |z| = 1, where its terms cancel);
+  - logistic's parts within 8 ulps of |exp(-z)| |logistic|² (1 / (1 + e)
+    scales an error of e so);
+  - pow's parts within 16 ulps of (1 + |y log x|) |x ** y| (an error of y
+    log x, the C library's cpow's too, scaled by the exp), and not compared
+    where |y log x| > 2**20, whose rounding leaves the phase undetermined;
+  - atan2's real part modulo 2 pi (on its branch cut the sign of pi follows
+    a rounding)."""
   info = np.finfo(dtype)
+  z = z.astype(dtype)
+  wide = z.astype(np.complex128)
 
   def run():
     for f in _ON_DEVICE_COMPLEX:
-      got, want = (np.asarray(jax.jit(f, backend=b)(z.astype(dtype)))
+      binary = f in (lax.pow, lax.atan2)
+      operands = (z, z[::-1]) if binary else (z,)
+      got, want = (np.asarray(jax.jit(f, backend=b)(*operands))
                    for b in ("numba-cuda", "reference"))
       assert got.dtype == want.dtype
       with np.errstate(all="ignore"):
-        square = np.abs(want.astype(np.complex128)) ** 2
+        modulus = np.abs(want.astype(np.complex128))
+        square = modulus ** 2
         scale = np.maximum(1, square) if f is lax.rsqrt else 1
-        relative = np.where(square > 0, np.abs(np.exp(-z.astype(dtype).astype(np.complex128)))
-                            * square, 0) if f is lax.logistic else 0
+        relative = np.where(square > 0, np.abs(np.exp(-wide)) * square, 0) \
+            if f is lax.logistic else np.zeros(z.shape)
+        exponent = np.abs(wide[::-1] * np.log(wide)) if f is lax.pow else np.zeros(z.shape)
+        phase = np.where(exponent <= 2**20, 16 * (1 + exponent) * modulus, 0) \
+            if f is lax.pow else np.zeros(z.shape)
+        phase = np.where(np.isnan(phase), 0, phase)
+        if f is lax.atan2:
+          turns = np.round((got.real - want.real) / (2 * np.pi))
+          got = got - np.where(np.isfinite(turns), turns, 0) * (2 * np.pi)
+      compared = ~(exponent > 2**20)
       for g, w, part in ((got.real, want.real, "real"), (got.imag, want.imag, "imag")):
+        g, w = g[compared], w[compared]
         exact, zeros = ~np.isfinite(w), (w == 0) & (g == 0)
         np.testing.assert_array_equal(g[exact], w[exact])
         np.testing.assert_array_equal(np.signbit(g[zeros]), np.signbit(w[zeros]))
+        near_one = (f is jnp.log and part == "real") or (f is lax.atan2 and part == "imag")
         bound = 8 * info.eps * np.abs(w) + 4 * info.smallest_subnormal * scale
-        bound = bound + 2 * info.eps * (f is jnp.log and part == "real") + 8 * info.eps * relative
+        bound = bound + 2 * info.eps * near_one + info.eps * (8 * relative + phase)[compared]
         assert np.all((np.abs(g - w) <= bound)[~exact]), (f, z, got, want)
   run_x64(dtype, run)
 
 
 @settings(max_examples=30, deadline=None)
 @given(st.sampled_from([np.complex64, np.complex128]), st.data())
-def test_complex_sqrt_log_and_exp_are_kernels_within_the_tolerance(dtype, data):
+def test_complex_functions_are_kernels_within_the_tolerance(dtype, data):
   """`_assert_complex_kernels_close` on any complex numbers."""
   parts = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(_SPECIAL_PARTS)
   z = data.draw(cst.arrays(np.complex128, (6,), elements=st.builds(complex, parts, parts)))
@@ -578,7 +579,7 @@ def test_complex_sqrt_log_and_exp_are_kernels_within_the_tolerance(dtype, data):
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-def test_complex_sqrt_log_and_exp_of_every_pair_of_special_parts(dtype):
+def test_complex_functions_of_every_pair_of_special_parts(dtype):
   """`_assert_complex_kernels_close` on each pair of zeros of either sign,
   infinities, NaN, subnormal, huge and overflowing parts (C99's special
   values, and exp's steps where exp(x) overflows but a part does not)."""
@@ -586,6 +587,25 @@ def test_complex_sqrt_log_and_exp_of_every_pair_of_special_parts(dtype):
   z = np.zeros((parts.size, parts.size), np.complex128)
   z.real, z.imag = parts[:, None], parts[None, :]   # (not parts + 1j parts: 1j inf has a NaN)
   _assert_complex_kernels_close(z.ravel(), dtype)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from([np.complex64, np.complex128]), st.data())
+def test_complex_functions_in_a_scalar_program_and_a_device_loop(dtype, data):
+  """A complex function of a rank-0 operand (the host program's) and one in a
+  loop the device runs: the reference's values within the tolerance."""
+  z = data.draw(cst.arrays(np.complex128, (3,), elements=st.complex_numbers(max_magnitude=1)))
+  programs = (lambda z: jnp.cosh(z[0]) + z,
+              lambda z: lax.fori_loop(0, 3, lambda i, z: jnp.tanh(z) * 0.5, z))
+
+  def run():
+    for f in programs:
+      got, want = (np.asarray(jax.jit(f, backend=b)(z.astype(dtype)))
+                   for b in ("numba-cuda", "reference"))
+      assert got.dtype == want.dtype
+      np.testing.assert_allclose(got, want, rtol=64 * np.finfo(dtype).eps,
+                                 atol=64 * np.finfo(dtype).eps)
+  run_x64(dtype, run)
 
 
 def _shifted_moduli(x, q):
@@ -719,11 +739,11 @@ def test_every_elementwise_primitive_compiles_to_ptx():
   # host library's); the primitives that would are refused, on complex numbers
   assert not any(found["externs"].values()), found["externs"]
   assert not found["refused"]
-  # the C library's complex functions are computed on the host (no kernel),
-  # but csqrt, cexp and clog, written for the device
-  assert found["kernels"]["sin/complex64"] == 0 and found["kernels"]["sin/float32"] == 1
+  # the C library's complex functions, written for the device, are kernels
   assert all(found["kernels"][f"{name}/complex64"] == 1
-             for name in ("sqrt", "rsqrt", "log", "exp2", "logistic"))
+             for name in ("sqrt", "rsqrt", "log", "exp2", "logistic", "sin", "cos", "tan",
+                          "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+                          "atanh", "pow", "atan2"))
   names = {c.split("/")[0] for c in found["compiled"]}
   assert {"add", "tanh", "atan2", "rem", "pow", "nextafter", "lgamma", "erf_inv", "sqrt",
           "is_finite", "round", "population_count", "shift_right_logical", "zeta",

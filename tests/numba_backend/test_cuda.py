@@ -582,8 +582,9 @@ def test_complex_functions_are_kernels_within_the_tolerance(dtype, data):
 def test_complex_functions_of_every_pair_of_special_parts(dtype):
   """`_assert_complex_kernels_close` on each pair of zeros of either sign,
   infinities, NaN, subnormal, huge and overflowing parts (C99's special
-  values, and exp's steps where exp(x) overflows but a part does not)."""
-  parts = np.array(_SPECIAL_PARTS + [710.0, 1000.0, -1000.0])
+  values, and exp's steps where exp(x) overflows but a part does not), and
+  parts near the inverse functions' branch points (where |z ± 1| cancels)."""
+  parts = np.array(_SPECIAL_PARTS + [710.0, 1000.0, -1000.0, 1 - 2.0**-30, 3e-9])
   z = np.zeros((parts.size, parts.size), np.complex128)
   z.real, z.imag = parts[:, None], parts[None, :]   # (not parts + 1j parts: 1j inf has a NaN)
   _assert_complex_kernels_close(z.ravel(), dtype)

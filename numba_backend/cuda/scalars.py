@@ -1,12 +1,15 @@
 """The scalar functions of the numba-cuda programs: numba_backend.scalars's,
 with `fma` a Numba function rather than an intrinsic, so that kernels call it
 in numba's CUDA simulator too (which runs their Python), as they call the
-others."""
+others; in the simulator, those whose Python results a kernel's Python would
+handle otherwise than compiled code, typed (`_typed`)."""
 
 import numpy as np
 from numba import config
 
 from numba_backend import scalars
+from numba_backend.cuda.lower import DEVICE_FUNCTIONS
+from numba_backend.rules import elementwise
 from numba_backend.scalars import *  # noqa: F401,F403 (the programs name them as S.<name>)
 from numba_backend.scalars import fma as _fma, scalar_jit
 
@@ -18,17 +21,31 @@ def fma(a, b, c):
 
 
 def _typed(fn, result):
-  """`fn` (a Numba function), its Python int results as NumPy's `result` type."""
+  """`fn` (a Numba function), its Python scalar results as NumPy's `result`
+  type, a function of this module."""
   def typed(*args):
     return result(fn(*args))
-  typed.__name__, typed.__doc__ = fn.__name__, fn.__doc__
+  typed.__name__, typed.__doc__, typed.__module__ = fn.__name__, fn.__doc__, __name__
   return typed
 
 
 if config.ENABLE_CUDASIM:
   # The simulator runs the kernels' Python, calling Numba's CPU functions,
-  # which return their 64-bit integer results as Python ints: a caller's cast
-  # to a narrower integer would raise where the compiled cast keeps the low bits.
+  # which return their results as Python scalars: a caller's cast of a 64-bit
+  # integer to a narrower one would raise where the compiled cast keeps the
+  # low bits, and a division of two Python floats by zero would raise where
+  # compiled code gives an infinity or NaN.
   shift_left = _typed(scalars.shift_left, np.uint64)
   shift_right_logical = _typed(scalars.shift_right_logical, np.uint64)
   shift_right_arithmetic = _typed(scalars.shift_right_arithmetic, np.int64)
+  f16_value = _typed(scalars.f16_value, np.float32)
+  bf16_value = _typed(scalars.bf16_value, np.float32)
+  round_f16 = _typed(scalars.round_f16, np.float32)
+  round_bf16 = _typed(scalars.round_bf16, np.float32)
+  signed_div = _typed(elementwise.signed_div, np.int64)
+  signed_rem = _typed(elementwise.signed_rem, np.int64)
+  unsigned_div = _typed(elementwise.unsigned_div, np.uint64)
+  unsigned_rem = _typed(elementwise.unsigned_rem, np.uint64)
+  DEVICE_FUNCTIONS.update({elementwise.signed_div: signed_div, elementwise.signed_rem: signed_rem,
+                           elementwise.unsigned_div: unsigned_div,
+                           elementwise.unsigned_rem: unsigned_rem})

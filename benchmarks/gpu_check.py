@@ -14,9 +14,9 @@ workload its check (bit for bit, or within the stated tolerance), its times
 against the target of docs/backends.md's numba-cuda section: elementwise and
 reduction workloads at 70% of the copy bandwidth, matmul at 50% of the FP32
 rate (a loop, sort, scatter, fft and the batched decompositions, a thread
-a matrix, have none: `UNTARGETED`, their rate reported alone). A workload the backend does not lower yet is reported as
-such. First,
-the conformance suite runs on the device (`python -m conformance --backend
+a matrix, have none: `UNTARGETED`, their rate reported alone). A workload
+the backend does not lower yet is reported as such. First, the
+conformance suite runs on the device (`python -m conformance --backend
 numba-cuda --examples N [--family NAME]...`, N = 1 by default; 0 leaves it
 out), its verdict in the report. `--simulate` runs it all in numba's CUDA
 simulator at tiny sizes, without the conformance suite unless asked (and
@@ -89,7 +89,8 @@ WORKLOADS = {
         lambda s: 4 * s["n"] + 80 * s["n"], 0, True),
     "fft c64[n]": (
         "rng = np.random.default_rng(0)\n"
-        "x = jnp.asarray((rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64))\n"
+        "x = rng.standard_normal(n) + 1j * rng.standard_normal(n)\n"
+        "x = jnp.asarray(x.astype(np.complex64))\n"
         "f = jax.jit(jnp.fft.fft)", "f(x)", {"n": 2**22}, 1, lambda s: 16 * s["n"], 0, False),
     "qr of a batch f32[b, 8, 8]": (
         "x = jnp.asarray(np.random.default_rng(0).standard_normal((b, 8, 8), np.float32))\n"
@@ -153,7 +154,8 @@ def _check(name, ns, exact):
       Lowering.float32_functions = fast
   got, want = np.asarray(got), np.asarray(want)
   if got.shape != want.shape or got.dtype != want.dtype:
-    return f"FAILED: {got.dtype}{list(got.shape)} where the CPU gives {want.dtype}{list(want.shape)}"
+    return (f"FAILED: {got.dtype}{list(got.shape)} where the CPU gives "
+            f"{want.dtype}{list(want.shape)}")
   if exact:
     same = np.array_equal(got, want, equal_nan=True)
     return "bit for bit" if same else f"FAILED: {np.sum(got != want)} elements differ"
@@ -323,7 +325,8 @@ def main(argv=None):
     f.write(text)
   with open(os.path.splitext(args.report)[0] + ".json", "w") as f:
     json.dump(report, f, indent=1)
-  failed = (verdict and not verdict.startswith("conformance: PASS")) or "FAILED" in report["interop"]
+  failed = ((verdict and not verdict.startswith("conformance: PASS"))
+            or "FAILED" in report["interop"])
   return 1 if failed or any(row["check"].startswith("FAILED") for row in report["rows"]) else 0
 
 

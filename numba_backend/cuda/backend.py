@@ -17,7 +17,7 @@ from refimpl import core
 from numba_backend import backend as cpu, cache, lower
 from numba_backend.cuda import (  # noqa: F401 (modules registering rules)
     complex, complex_inverse, control_flow, convolution, device, fft, host, indexing, linalg,
-    prng, reductions, rules, scalars, sorting, special, ufuncs, windows)
+    prng, reductions, rules, sorting, special, ufuncs, windows)
 from numba_backend.cuda.lower import KernelLowering
 
 ufuncs.register()

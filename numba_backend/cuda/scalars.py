@@ -8,8 +8,6 @@ import numpy as np
 from numba import config
 
 from numba_backend import scalars
-from numba_backend.cuda.lower import DEVICE_FUNCTIONS
-from numba_backend.rules import elementwise
 from numba_backend.scalars import *  # noqa: F401,F403 (the programs name them as S.<name>)
 from numba_backend.scalars import fma as _fma, scalar_jit
 
@@ -21,11 +19,10 @@ def fma(a, b, c):
 
 
 def _typed(fn, result):
-  """`fn` (a Numba function), its Python scalar results as NumPy's `result`
-  type, a function of this module."""
+  """`fn` (a Numba function), its Python scalar results as NumPy's `result` type."""
   def typed(*args):
     return result(fn(*args))
-  typed.__name__, typed.__doc__, typed.__module__ = fn.__name__, fn.__doc__, __name__
+  typed.__name__, typed.__doc__ = fn.__name__, fn.__doc__
   return typed
 
 
@@ -42,10 +39,4 @@ if config.ENABLE_CUDASIM:
   bf16_value = _typed(scalars.bf16_value, np.float32)
   round_f16 = _typed(scalars.round_f16, np.float32)
   round_bf16 = _typed(scalars.round_bf16, np.float32)
-  signed_div = _typed(elementwise.signed_div, np.int64)
-  signed_rem = _typed(elementwise.signed_rem, np.int64)
-  unsigned_div = _typed(elementwise.unsigned_div, np.uint64)
-  unsigned_rem = _typed(elementwise.unsigned_rem, np.uint64)
-  DEVICE_FUNCTIONS.update({elementwise.signed_div: signed_div, elementwise.signed_rem: signed_rem,
-                           elementwise.unsigned_div: unsigned_div,
-                           elementwise.unsigned_rem: unsigned_rem})
+

@@ -174,12 +174,14 @@ _INTEGER_DIVISION = {("div", False): signed_div, ("rem", False): signed_rem,
 
 
 def _integer_division(ctx, name, x, y):
-  """div or rem of integers, computed on their 64-bit words and narrowed."""
+  """div or rem of integers, computed on their 64-bit words and narrowed
+  (the word typed first: numba's CUDA simulator, running a kernel's Python,
+  has a Python int, which it would not narrow)."""
   dtype = _dtype(ctx)
   unsigned = dtypes.is_unsigned(dtype)
   word = "np.uint64" if unsigned else "np.int64"
   fn = ctx.function(_INTEGER_DIVISION[name, unsigned])
-  return cast(f"{fn}({word}({x}), {word}({y}))", dtype)
+  return cast(f"{word}({fn}({word}({x}), {word}({y})))", dtype)
 
 
 @register_elementwise(lax.div_p)

@@ -507,6 +507,29 @@ def test_a_primitive_not_lowered_yet_is_a_clear_error():
       jax.jit(jnp.cumsum, backend="numba-cuda")(np.ones(3, np.float32))
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                   np.uint32, np.uint64])
+def test_integer_division_at_the_extremes(dtype):
+  """div and rem (and jnp's floor_divide, divmod, lcm) where a quotient
+  leaves the dtype (MIN / -1 wraps) or the divisor is zero: the
+  reference's values, which the 64-bit word narrowed gives."""
+  info = np.iinfo(dtype)
+  x = np.array([info.min, info.min, info.max, 7, -7 if info.min else 7, 0], dtype)
+  y = np.array([-1 if info.min else 1, 0, 0, 2, 2, 0], dtype)
+  run_x64(dtype, lambda: check(lambda x, y: [lax.div(x, y), lax.rem(x, y), x // y,
+                                             *jnp.divmod(x, y), jnp.lcm(x, y)],
+                               x, y, backend="numba-cuda"))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16])
+def test_16_bit_powers_of_zero(dtype):
+  """A 16-bit float's negative integer powers of zero are infinities (the
+  rounding functions' results divided by zero)."""
+  x = np.array([0.0, -0.0, 2.0, np.inf], dtype)
+  check(lambda x: [lax.integer_pow(x, -2), lax.integer_pow(x, -3), 1 / x], x,
+        backend="numba-cuda")
+
+
 _SPECIAL_PARTS = [0.0, -0.0, 1.0, -4.0, 1e-310, -3e-320, 1e308, -1e-200, np.inf, -np.inf, np.nan,
                   1100.0, -1100.0, np.pi / 2, -np.pi]
 _ON_DEVICE_COMPLEX = (jnp.sqrt, lax.rsqrt, jnp.log, jnp.exp2, lax.logistic, jnp.sin, jnp.cos,

@@ -157,13 +157,14 @@ def _step(kind):
   value over the old (`lower.writes_over`): a reduction after the loop, a
   y that is a itself, or a costly function in the loop; or ("product") a
   read by a matrix product before a costly loop that reads b alone (by
-  ones, so that each product is exact, subnormal numbers included: the
-  reference's BLAS, fusing a product into its sum, and the backend's loop,
-  rounding it first, then add the same numbers)."""
+  the identity, so that each product and each sum is exact in any order,
+  subnormal numbers included: the reference's BLAS, fusing a product into
+  its sum, and the backend's loop, rounding it first and adding in another
+  order, give the same bits)."""
   def step(carry, x):
     a, b = carry
     if kind == "product":
-      m = jnp.ones((a.shape[-1], a.shape[-1]), a.dtype)
+      m = jnp.eye(a.shape[-1], dtype=a.dtype)
       product = lax.dot_general(a, m, (((a.ndim - 1,), (0,)), ((), ())))
       return (lax.tanh(product) + b * x, b * 0.5), ()
     new_a = a * 0.5 + b * x

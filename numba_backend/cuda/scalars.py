@@ -39,4 +39,3 @@ if config.ENABLE_CUDASIM:
   bf16_value = _typed(scalars.bf16_value, np.float32)
   round_f16 = _typed(scalars.round_f16, np.float32)
   round_bf16 = _typed(scalars.round_bf16, np.float32)
-

@@ -5,26 +5,29 @@ fraction of it (or of the FP32 rate given) each workload reaches.
 
   python benchmarks/gpu_check.py [--report gpu_report.md] [--scale S]
                                  [--fp32-tflops 67] [--conformance N] [--family NAME]
-                                 [--simulate]
+                                 [--jobs J] [--simulate]
 
-The report (Markdown, and JSON beside it) says whether a result's device
-memory reaches CUDA consumers without a copy (`interop`), and for each
-workload its check (bit for bit, or within the stated tolerance), its times
-(median and minimum over repeats, results left on the device), and its rate
-against the target of docs/backends.md's numba-cuda section: elementwise and
-reduction workloads at 70% of the copy bandwidth, matmul at 50% of the FP32
-rate (a loop, sort, scatter, fft and the batched decompositions, a thread
-a matrix, have none: `UNTARGETED`, their rate reported alone). A workload
-the backend does not lower yet is reported as such. First, the
-conformance suite runs on the device (`python -m conformance --backend
-numba-cuda --examples N [--family NAME]...`, N = 1 by default; 0 leaves it
-out), its verdict in the report. `--simulate` runs it all in numba's CUDA
-simulator at tiny sizes, without the conformance suite unless asked (and
-then without its documented examples), a check of the script itself, no GPU
-needed; its times mean nothing.
+The report (Markdown, and JSON beside it) says how long the whole check
+took, whether a result's device memory reaches CUDA consumers without a
+copy (`interop`), and for each workload its check (bit for bit, or within
+the stated tolerance), its times (median and minimum over repeats, results
+left on the device), and its rate against the target of docs/backends.md's
+numba-cuda section: elementwise and reduction workloads at 70% of the copy
+bandwidth, matmul at 50% of the FP32 rate (a loop, sort, scatter, fft and
+the batched decompositions, a thread a matrix, have none: `UNTARGETED`,
+their rate reported alone). A workload the backend does not lower yet is
+reported as such. First, the conformance suite runs on the device
+(`python -m conformance --backend numba-cuda --examples N [--family
+NAME]... --shard K/J`, N = 1 by default, 0 leaving it out; J processes at
+once, the CPU count up to 8 by default), its verdicts in the report.
+`--simulate` runs it all in numba's CUDA simulator at tiny sizes, without
+the conformance suite unless asked (and then without its documented
+examples), a check of the script itself, no GPU needed; its times mean
+nothing.
 """
 
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -166,19 +169,28 @@ def _check(name, ns, exact):
       f"FAILED: off by {error:.3g} (bound {bound:.3g})"
 
 
-def conformance(examples, families, simulate):
-  """The last line (its verdict) of the conformance suite on numba-cuda,
-  run in a process of its own with `examples` examples a case (the
-  `families` only, if any; simulated, without the documented examples,
-  whose million-element arrays would take hours)."""
+def conformance(examples, families, simulate, jobs):
+  """The verdict lines of the conformance suite on numba-cuda, with
+  `examples` examples a case (the `families` only, if any), split between
+  `jobs` processes run at once (`--shard K/jobs`; on a fresh machine,
+  compiling its thousands of kernels is most of its time, a core a
+  process, and the processes share numba-cuda's disk cache); simulated,
+  without the documented examples, whose million-element arrays would take
+  hours."""
   selected = [arg for family in families for arg in ("--family", family)]
   if simulate:
     selected += ["--part", "cases", "--part", "derivatives"]
-  done = subprocess.run([sys.executable, "-m", "conformance", "--backend", "numba-cuda",
-                         "--examples", str(examples), *selected], capture_output=True, text=True,
-                        cwd=os.path.dirname(HERE))
-  lines = done.stdout.strip().splitlines()
-  return lines[-1] if lines else f"exited {done.returncode}: {done.stderr[-300:]}"
+  command = [sys.executable, "-m", "conformance", "--backend", "numba-cuda",
+             "--examples", str(examples), *selected]
+
+  def shard(k):
+    done = subprocess.run([*command, "--shard", f"{k}/{jobs}"], capture_output=True, text=True,
+                          cwd=os.path.dirname(HERE))
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] if lines else f"exited {done.returncode}: {done.stderr[-300:]}"
+
+  with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+    return list(pool.map(shard, range(1, jobs + 1)))
 
 
 def interop(simulate):
@@ -271,12 +283,21 @@ def _run(scale, fp32_flops, simulate):
           "fp32 flop/s": fp32_flops, "simulated": simulate, "rows": rows}
 
 
+def _conformance_lines(report):
+  verdicts = report["conformance"]
+  passed = all(v.startswith("conformance: PASS") for v in verdicts)
+  return [f"Conformance, in {len(verdicts)} processes ({report['conformance s']:.0f} s): "
+          f"{'PASS' if passed else 'FAIL'}", "",
+          *(f"- shard {k}/{len(verdicts)}: {v}" for k, v in enumerate(verdicts, 1)), ""]
+
+
 def markdown(report):
   lines = [f"# numba-cuda on {report['device']}", "",
            f"Copy bandwidth {report['copy bandwidth B/s'] / 1e9:.0f} GB/s (device to device, "
-           f"read and written); FP32 rate taken as {report['fp32 flop/s'] / 1e12:.1f} TFLOP/s."
+           f"read and written); FP32 rate taken as {report['fp32 flop/s'] / 1e12:.1f} TFLOP/s. "
+           f"The whole check took {report['whole run s']:.0f} s."
            + (" Simulated: the times mean nothing." if report["simulated"] else ""), "",
-           *([f"Conformance: {report['conformance']}", ""] if "conformance" in report else []),
+           *(_conformance_lines(report) if "conformance" in report else []),
            f"Device memory to CUDA consumers: {report['interop']}", "",
            "| workload | check | first call | median | min | rate | of the limit | target |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -307,6 +328,9 @@ def main(argv=None):
                            "0 simulated); 0 leaves it out")
   parser.add_argument("--family", action="append", default=[],
                       help="run the conformance cases of this family only (repeatable)")
+  parser.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1), metavar="J",
+                      help="processes the conformance suite is split between (default: the "
+                           "CPU count, at most 8)")
   parser.add_argument("--simulate", action="store_true",
                       help="run in numba's CUDA simulator at tiny sizes (no GPU)")
   args = parser.parse_args(argv)
@@ -314,18 +338,23 @@ def main(argv=None):
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"   # (read when numba.cuda is first imported)
   scale = args.scale if args.scale is not None else (1e-5 if args.simulate else 1.0)
   examples = args.conformance if args.conformance is not None else (0 if args.simulate else 1)
-  verdict = conformance(examples, args.family, args.simulate) if examples else None
+  if args.jobs < 1:
+    parser.error("--jobs must be at least 1")
+  start = time.perf_counter()
+  verdicts = conformance(examples, args.family, args.simulate, args.jobs) if examples else []
+  took = time.perf_counter() - start
   report = run(scale, args.fp32_tflops * 1e12, args.simulate)
   report["interop"] = interop(args.simulate)
-  if verdict:
-    report["conformance"] = verdict
+  if verdicts:
+    report.update({"conformance": verdicts, "conformance s": took})
+  report["whole run s"] = time.perf_counter() - start
   text = markdown(report)
   print(text)
   with open(args.report, "w") as f:
     f.write(text)
   with open(os.path.splitext(args.report)[0] + ".json", "w") as f:
     json.dump(report, f, indent=1)
-  failed = ((verdict and not verdict.startswith("conformance: PASS"))
+  failed = (any(not v.startswith("conformance: PASS") for v in verdicts)
             or "FAILED" in report["interop"])
   return 1 if failed or any(row["check"].startswith("FAILED") for row in report["rows"]) else 0
 

@@ -1,5 +1,5 @@
 """`python -m conformance [--backend NAME] [--profile quick|full] [--family NAME] [--examples N]
-[--part documents|cases|derivatives]`
+[--part documents|cases|derivatives] [--shard K/N]`
 
 Runs the conformance suite and prints its report:
 
@@ -22,8 +22,13 @@ Each part prints a progress line per family as it finishes (counts and
 time, then each failure), then its table; the last line is the verdict.
 `--family` runs the cases of some families only, `--examples` sets the
 examples per case, `--part` (repeatable) runs some of the parts 1-3 only
-(the table of part 4 covers the parts that ran). `--backend` takes any
-backend `refimpl.backends` knows, registered or declared by an installed
+(the table of part 4 covers the parts that ran). `--shard K/N` runs the
+K-th of N shares of the checks, so that N processes (or machines) together
+run each check once: numbering the checks of the run in order from 1 (the
+documented ones, then the value cases family by family, then the
+derivative cases), those numbered K, K + N, ...; its tables cover those
+checks (shard 1 lists the pending examples). `--backend` takes any backend
+`refimpl.backends` knows, registered or declared by an installed
 distribution (loaded before the first check). Exits with status 1 if any
 check failed.
 """
@@ -65,7 +70,32 @@ def _parser():
                       help="run this part only (repeatable; default: all): documents (the "
                            "documented examples and promotion tables), cases (the property "
                            "cases) or derivatives (the derivative cases)")
+  parser.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N",
+                      help="run the K-th of N shares of the checks (every N-th, from the K-th), "
+                           "for splitting a run between N processes")
   return parser
+
+
+def _shard(text):
+  """`--shard K/N` as (K, N): 1 <= K <= N."""
+  k, slash, n = text.partition("/")
+  if not (slash and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+    raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 1 <= K <= N (e.g. 2/8)")
+  return int(k), int(n)
+
+
+class _Share:
+  """The checks one shard runs: counting each list `take` is given on from
+  the last, the items numbered K, K + N, ... (from 1)."""
+
+  def __init__(self, shard):
+    self.k, self.n = shard
+    self.counted = 0
+
+  def take(self, items):
+    taken = [x for i, x in enumerate(items, self.counted) if i % self.n == self.k - 1]
+    self.counted += len(items)
+    return taken
 
 
 PARTS = ("documents", "cases", "derivatives")
@@ -120,9 +150,11 @@ def _run_group(label, checks, label_width):
   return results
 
 
-def _run_families(title, families, make_check):
-  """Runs the checks `make_check` gives for each family's cases ({family: cases}),
-  a progress line per family; returns the (case, result) pairs."""
+def _run_families(title, families, make_check, share):
+  """Runs the checks `make_check` gives for each family's cases ({family:
+  cases}) that `share` takes, a progress line per family; returns the
+  (case, result) pairs."""
+  families = {name: share.take(cases) for name, cases in families.items()}
   families = {name: cases for name, cases in families.items() if cases}
   plural = "family" if len(families) == 1 else "families"
   _say(f"{title}: {sum(map(len, families.values()))} in {len(families)} {plural}\n")
@@ -186,9 +218,11 @@ def main(argv=None):
   examples = args.examples or PROFILES[args.profile]
   load_hypothesis_profile(args.profile, examples)
   family_list = args.family or family_names()
+  share = _Share(args.shard)
   _say(f"refimpl conformance: backend={args.backend} profile={args.profile} "
        f"examples={examples}"
-       + (f" families={','.join(args.family)}" if args.family else ""))
+       + (f" families={','.join(args.family)}" if args.family else "")
+       + (f" shard={share.k}/{share.n}" if share.n > 1 else ""))
   _say(f"checking {os.path.dirname(refimpl.__file__)} "
        f"with {os.path.dirname(conformance.__file__)}\n")
 
@@ -197,9 +231,9 @@ def main(argv=None):
   if "documents" in parts:
     with refimpl.config.option("backend", args.backend):
       _say("Documented examples and promotion tables\n")
-      documented = _run_group("seed documents", seeds.CHECKS, 16)
-      documented += _run_group("promotion tables", promotion.CHECKS, 16)
-    documented += [pending_result(p) for p in seeds.PENDING]
+      documented = _run_group("seed documents", share.take(seeds.CHECKS), 16)
+      documented += _run_group("promotion tables", share.take(promotion.CHECKS), 16)
+    documented += [pending_result(p) for p in seeds.PENDING if share.k == 1]
     _say()
     _say(format_report(documented))
 
@@ -207,7 +241,7 @@ def main(argv=None):
   if "cases" in parts:
     _say()
     case_checked = _run_families("Property cases", {n: m.CASES for n, m in modules.items()},
-                                 lambda c: _property_check(c, args.backend))
+                                 lambda c: _property_check(c, args.backend), share)
     _say()
     _say(format_report([r for _, r in case_checked]))
 
@@ -215,15 +249,15 @@ def main(argv=None):
     _say()
     ad_checked = _run_families(
         "Derivative cases", {n: getattr(m, "AD_CASES", []) for n, m in modules.items()},
-        lambda c: _derivative_check(c, args.backend))
+        lambda c: _derivative_check(c, args.backend), share)
     _say()
     _say(format_report([r for _, r in ad_checked]))
   case_results, ad_results = [r for _, r in case_checked], [r for _, r in ad_checked]
 
   _say("\nPrimitives\n")
   _say(format_report(_primitive_results(case_checked + ad_checked,
-                                        bool(args.family) or "cases" not in parts
-                                        or "derivatives" not in parts)))
+                                        bool(args.family) or share.n > 1
+                                        or "cases" not in parts or "derivatives" not in parts)))
   _say()
   _say(_verdict(documented, case_results, ad_results, examples, time.monotonic() - start))
   return 1 if any(r.status == FAIL for r in documented + case_results + ad_results) else 0

@@ -91,3 +91,26 @@ def test_unknown_family_is_refused_with_the_choices(capsys):
     cli.main(["--family", "no_such_family"])
   err = capsys.readouterr().err
   assert "invalid choice: 'no_such_family'" in err and "elementwise" in err
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_shards_together_run_each_check_once_in_shares_of_equal_size(monkeypatch, capsys, n):
+  cases = [Case(f"negative {i}", jnp.negative, _inputs, np.negative) for i in range(5)]
+  ran = []
+  for k in range(1, n + 1):
+    status, lines, _ = _main(monkeypatch, capsys, cases,
+                             argv=("--family", "tiling", "--shard", f"{k}/{n}"))
+    assert status == 0 and lines[-1].startswith("conformance: PASS"), lines[-1]
+    assert lines[0].endswith(f" shard={k}/{n}") == (n > 1), lines[0]
+    ran.append([m[1] for m in map(re.compile(r"(an_example|negative \d) +PASS").match, lines)
+                if m])
+  assert sorted(sum(ran, [])) == ["an_example"] + [c.name for c in cases]
+  assert max(map(len, ran)) - min(map(len, ran)) <= 1, ran
+
+
+@pytest.mark.parametrize("shard", ["0/2", "3/2", "2", "1/0", "a/b", "1/2/3"])
+def test_a_shard_outside_its_count_is_refused(capsys, shard):
+  with pytest.raises(SystemExit) as exit_info:
+    cli.main(["--shard", shard])
+  assert exit_info.value.code == 2
+  assert f"{shard!r} is not K/N with 1 <= K <= N" in capsys.readouterr().err

@@ -891,17 +891,20 @@ def test_the_numba_backend_does_not_import_numba_cuda():
 
 def test_the_gpu_check_script_runs_in_the_simulator(tmp_path, monkeypatch):
   """benchmarks/gpu_check.py, for a machine with a GPU, run at tiny sizes in
-  the simulator: every workload checked against the CPU (or reported as not
+  the simulator: the conformance cases of two families split between two
+  processes, every workload checked against the CPU (or reported as not
   lowered yet), timed, and reported; the process's backend is left as it was."""
   monkeypatch.syspath_prepend(os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
   import gpu_check
   report = tmp_path / "gpu.md"
   before = jax.config.backend
   assert gpu_check.main(["--simulate", "--report", str(report), "--scale", "1e-6",
-                         "--conformance", "1", "--family", "calls"]) == 0
+                         "--conformance", "1", "--family", "calls", "--family", "callbacks",
+                         "--jobs", "2"]) == 0
   assert jax.config.backend == before
-  assert json.loads((tmp_path / "gpu.json").read_text())["conformance"].startswith(
-      "conformance: PASS")
+  verdicts = json.loads((tmp_path / "gpu.json").read_text())["conformance"]
+  assert len(verdicts) == 2 and all(v.startswith("conformance: PASS") for v in verdicts)
+  assert "Conformance, in 2 processes" in report.read_text()
   rows = json.loads((tmp_path / "gpu.json").read_text())["rows"]
   assert {row["workload"] for row in rows} == set(gpu_check.WORKLOADS)
   for row in rows:

@@ -4,6 +4,7 @@ kernel to PTX instead of running it (`compiling_to_ptx`), for machines
 without a GPU."""
 
 import contextlib
+import math
 
 import numba
 import numpy as np
@@ -18,6 +19,10 @@ THREADS = 256
 
 _MAX_BLOCKS = 65535 * 4
 """The most blocks a launch asks for: grid-stride loops cover the rest."""
+
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+"""CUDA's most blocks along each axis of a launch's grid (which the
+simulator does not enforce)."""
 
 _ptx = None   # while compiling_to_ptx: its list of (kernel name, PTX)
 _launches = None   # while recording_launches: its set of launches
@@ -40,7 +45,14 @@ def launch(kernel, count, *args):
 def launch_grid(kernel, blocks, threads, *args):
   """Runs `kernel` on `args` with `blocks` blocks (an int or a tuple of up
   to three) of `threads` threads (likewise), compiled (at its first launch
-  for these types) without contraction."""
+  for these types) without contraction. A grid or block beyond CUDA's
+  limits (GRID_LIMITS; 1024 threads a block, 64 along its third axis) is
+  refused, in the simulator too."""
+  grid = blocks if isinstance(blocks, tuple) else (blocks,)
+  block = threads if isinstance(threads, tuple) else (threads,)
+  if (not all(1 <= g <= limit for g, limit in zip(grid, GRID_LIMITS))
+      or min(block) < 1 or math.prod(block) > 1024 or block[2:] > (64,)):
+    raise ValueError(f"a launch of {blocks} blocks of {threads} threads is beyond CUDA's limits")
   if _launches is not None:
     _launches.add((getattr(kernel, "made_by", kernel.py_func.__code__.co_filename),
                    kernel.py_func.__name__, tuple(numba.typeof(a) for a in args),

@@ -76,20 +76,22 @@ def _tiled_kernel(dtype, tile):
       left = cuda.shared.array((tile, tile), dtype)
       right = cuda.shared.array((tile, tile), dtype)
       y, x = cuda.threadIdx.y, cuda.threadIdx.x
-      i, j = cuda.blockIdx.y * tile + y, cuda.blockIdx.x * tile + x
+      j = cuda.blockIdx.x * tile + x
       for p in range(cuda.blockIdx.z, batch, cuda.gridDim.z):
-        acc = zero
-        for start in range(0, depth, tile):
-          k = start + x   # (this thread's element of the left tile, then of the right)
-          left[y, x] = a[(p * m + i) * depth + k] if i < m and k < depth else zero
-          k = start + y
-          right[y, x] = b[(p * depth + k) * n + j] if k < depth and j < n else zero
-          cuda.syncthreads()
-          for t in range(min(tile, depth - start)):
-            acc = scalar(acc + scalar(left[y, t] * right[t, x]))
-          cuda.syncthreads()
-        if i < m and j < n:
-          out[(p * m + i) * n + j] = acc
+        for row_tile in range(cuda.blockIdx.y, (m + tile - 1) // tile, cuda.gridDim.y):
+          i = row_tile * tile + y
+          acc = zero
+          for start in range(0, depth, tile):
+            k = start + x   # (this thread's element of the left tile, then of the right)
+            left[y, x] = a[(p * m + i) * depth + k] if i < m and k < depth else zero
+            k = start + y
+            right[y, x] = b[(p * depth + k) * n + j] if k < depth and j < n else zero
+            cuda.syncthreads()
+            for t in range(min(tile, depth - start)):
+              acc = scalar(acc + scalar(left[y, t] * right[t, x]))
+            cuda.syncthreads()
+          if i < m and j < n:
+            out[(p * m + i) * n + j] = acc
 
     tiled.made_by = (_tiled_kernel, (dtype, tile))   # (for `device.recording_launches`)
     _TILED[dtype, tile] = tiled
@@ -100,13 +102,16 @@ def tiled_matmul(a, b, out, batch, m, depth, n, zero):
   """out[p, i, j] = the sum over k of a[p, i, k] * b[p, k, j] (flat arrays
   of one dtype, (batch, m, depth), (batch, depth, n), (batch, m, n)), added
   in ascending k from `zero`, each product and sum rounded to the dtype:
-  blocks of tile x tile threads over the tiles of each product (the third
-  axis of the grid over the batch), the tile TILE or the least power of two
-  covering a product of fewer rows and columns (in the simulator, where
-  each thread is a Python thread, far cheaper)."""
+  blocks of tile x tile threads over the tiles of each product (the grid's
+  first axis over its columns of tiles, the second over its rows of tiles
+  and the third over the batch, each block taking the rows and products a
+  grid-stride beyond CUDA's limits), the tile TILE or the least power of
+  two covering a product of fewer rows and columns (in the simulator,
+  where each thread is a Python thread, far cheaper)."""
   if out.size:
     tile = min(TILE, 1 << (int(max(m, n)) - 1).bit_length())
-    grid = (-(-n // tile), -(-m // tile), min(batch, 65535))
+    _, rows, batches = G.GRID_LIMITS
+    grid = (-(-n // tile), min(-(-m // tile), rows), min(batch, batches))
     G.launch_grid(_tiled_kernel(out.dtype, tile), grid, (tile, tile), a, b, out, batch, m, depth,
                   n, zero)
 

@@ -441,6 +441,28 @@ def test_tiled_products_add_in_ascending_order(sizes):
   two covering a smaller product (8, 2, 1 here), and a batch: each result
   element adds its products in ascending k from zero, rounding each product
   and each sum to float32 (NumPy, step by step), -0.0, inf and NaN included."""
+  _check_tiled_product(sizes)
+
+
+def test_tiled_products_cover_rows_and_batches_beyond_the_grid(monkeypatch):
+  """With the grid's second and third axes limited to 2 blocks (CUDA's limit
+  is 65535), its blocks take the further rows of tiles (5 here) and
+  products of the batch (3) a grid-stride on."""
+  from numba_backend.cuda import device
+  monkeypatch.setattr(device, "GRID_LIMITS", (2**31 - 1, 2, 2))
+  _check_tiled_product((3, 70, 20, 5))
+
+
+def test_a_launch_beyond_cudas_limits_is_refused():
+  """Rather than run in the simulator and fail on a GPU."""
+  from numba_backend.cuda import control_flow, device
+  for blocks, threads in [((1, 65536), (16, 16)), ((1, 1, 65536), 1), (2**31, 1), (0, 1),
+                          (1, 1025), (1, (32, 33)), (1, (1, 1, 65)), (1, 0)]:
+    with pytest.raises(ValueError, match="beyond CUDA's limits"):
+      device.launch_grid(control_flow._store_row, blocks, threads)
+
+
+def _check_tiled_product(sizes):
   batch, m, depth, n = sizes
   rng = np.random.default_rng(depth)
   a = (rng.standard_normal((batch, m, depth)) * 1e3).astype(np.float32)

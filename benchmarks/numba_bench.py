@@ -573,7 +573,8 @@ def _of_limit(limit, res):
 def report(timed, firsts, compare, scale, machine):
   """The table (text) and the JSON rows; `machine`, `machine_limits()`."""
   other = compare[1] if compare else None
-  kernels = os.environ.get("OPENBLAS_CORETYPE")   # OpenBLAS's kernels, where the environment names them
+  # OpenBLAS's kernels, where the environment names them
+  kernels = os.environ.get("OPENBLAS_CORETYPE")
   lines = [f"machine limits: memory bandwidth {machine['bandwidth'] / 1e9:.1f} GB/s (bytes "
            f"read and written), read rate {machine['read'] / 1e9:.1f} GB/s, float32 matmul "
            f"{machine['sgemm'] / 1e9:.0f} GFLOP/s"
@@ -599,7 +600,8 @@ def report(timed, firsts, compare, scale, machine):
                  f"{_cell(results.get(REFERENCE))} {_cell(results.get(NUMPY))} "
                  f"{_cell(theirs) if other else '':>10} "
                  f"{f'{ratio:.2f}x' if ratio else '-':>7} "
-                 f"{fmt_time(limit) if limit else '-':>9} {f'{at:.0%}' if at else '-':>6}  {verdict}")
+                 f"{fmt_time(limit) if limit else '-':>9} {f'{at:.0%}' if at else '-':>6}  "
+                 f"{verdict}")
     errors += [f"{label} ({impl}): {res['error']}" for impl, res in results.items()
                if res and "error" in res]
     rows.append({"name": label, "workload": name, "kind": WORKLOADS[name].kind,

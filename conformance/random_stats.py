@@ -144,7 +144,8 @@ def chi_square_test(counts, expected_probs, min_expected=5.0):
   if counts.shape != probs.shape:
     raise ValueError(f"chi_square_test: {counts.size} counts but {probs.size} probabilities")
   if (probs < 0).any() or abs(probs.sum() - 1.0) > 1e-6:
-    raise ValueError(f"chi_square_test: probabilities must be ≥ 0 and sum to 1, got sum {probs.sum()!r}")
+    raise ValueError("chi_square_test: probabilities must be ≥ 0 and sum to 1, "
+                     f"got sum {probs.sum()!r}")
   n = counts.sum()
   obs, exp = _merge_small_bins(counts, n * probs, min_expected)
   if obs.size < 2:
@@ -185,7 +186,8 @@ def check_chi_square(samples, values, probs, min_p=1e-3, name="samples"):
   """Asserts `chi_square_samples(...)` gives a p-value ≥ `min_p`; returns (stat, p)."""
   stat, p = chi_square_samples(samples, values, probs)
   assert p >= min_p, (f"{name}: chi-square test rejects the distribution: "
-                      f"statistic {stat:.4g} (n = {np.size(samples)}) gives p = {p:.3g} < {min_p:g}")
+                      f"statistic {stat:.4g} (n = {np.size(samples)}) gives p = {p:.3g} "
+                      f"< {min_p:g}")
   return stat, p
 
 

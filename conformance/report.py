@@ -8,8 +8,9 @@ A pending entry names a documented behaviour whose feature is not built yet.
 import dataclasses
 from typing import Callable
 
-__all__ = ['PASS', 'FAIL', 'PENDING', 'NO_CASE', 'Check', 'Pending', 'Result', 'run_check', 'pending_result',
-           'format_report', 'format_counts', 'format_duration', 'load_hypothesis_profile']
+__all__ = ['PASS', 'FAIL', 'PENDING', 'NO_CASE', 'Check', 'Pending', 'Result', 'run_check',
+           'pending_result', 'format_report', 'format_counts', 'format_duration',
+           'load_hypothesis_profile']
 
 PASS, FAIL, PENDING, NO_CASE = "PASS", "FAIL", "PENDING", "NO CASE"
 _SUMMARY_WORDS = {PASS: "passed", FAIL: "failed", PENDING: "pending", NO_CASE: "without a case"}

@@ -970,7 +970,8 @@ def prng_split():
   lines = ex.out.splitlines()
   assert lines[0] == "old key [0 0]", lines
   assert lines[1] == "    \\---SPLIT --> new key    [1797259609 2579123966]", lines
-  assert lines[2].startswith("             \\--> new subkey [ 928981903 3453687069] --> normal ["), lines
+  assert lines[2].startswith(
+      "             \\--> new subkey [ 928981903 3453687069] --> normal ["), lines
   assert ex.ns["normal_pseudorandom"].dtype == np.float32
   assert len(lines) == 6 and len(set(lines[3:])) == 3, lines
 

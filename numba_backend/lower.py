@@ -203,7 +203,8 @@ class Lowering:
     threads run it, its body compiled for the CPU's widest vectors
     (`scalars.wide_vectors`)."""
     threaded = self.threads(count, elements, costly)
-    with self.block(f"for {index} in {'numba.prange' if threaded else 'range'}({self.dim(count)}):"):
+    with self.block(f"for {index} in {'numba.prange' if threaded else 'range'}"
+                    f"({self.dim(count)}):"):
       self.threaded |= threaded
       self._in_threads |= threaded
       if threaded:
@@ -837,7 +838,9 @@ def _lower_region(lowering, eqns, env, read, last_read, end, into, reader=None):
     def write(first, stop):
       rows, count = lowering.fresh("w"), lowering.fresh("n")
       lowering.emit(f"{count} = ({stop} - {first}) * {lowering.dim(size)}")
-      lowering.emit(f"{rows} = {lowering.allocation(f'{count} + {4096 // dtype.itemsize}', type_source(dtype))}")
+      lowering.emit(
+          f"{rows} = "
+          f"{lowering.allocation(f'{count} + {4096 // dtype.itemsize}', type_source(dtype))}")
       if beside is not None:
         lowering.emit(f"{rows} = {rows}[K.apart({rows}, {beside}):][:{count}]")
       _lower_rows(lowering, eqns, outputs, shape, split, sources, contiguous, flat, scalars,

@@ -382,7 +382,8 @@ def _transfer_guard_option(direction):
     _check_value(name, new_val)
     return config.option(name, new_val)
   guard.__name__ = guard.__qualname__ = f"transfer_guard_{direction}"
-  guard.__doc__ = (f"Context manager setting the transfer guard level of {direction.replace('_', '-')}"
+  guard.__doc__ = ("Context manager setting the transfer guard level of "
+                   f"{direction.replace('_', '-')}"
                    " transfers alone (see `transfer_guard`).")
   return guard
 

@@ -392,7 +392,8 @@ def _result_array(primitive, out, aval, values):
   NumPy array, as in JAX (float0 has no data, so there is no Array of it)."""
   if (type(out) is np.ndarray and out.dtype == aval.dtype and out.dtype.kind != "V"
       and out.shape == aval.shape and not out.flags.writeable and not config.checking_floats):
-    return _array_type()._owning(out, aval)   # (the common result: read-only, of its type, not float0)
+    # (the common result: read-only, of its type, not float0)
+    return _array_type()._owning(out, aval)
   if aval.dtype == dtypes.float0:
     return np.zeros(aval.shape, dtypes.float0)
   if isinstance(out, DeviceBuffer):   # (a device backend's result: checked as it is)

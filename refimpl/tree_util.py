@@ -327,7 +327,8 @@ def register_dataclass(
     return children, tuple(getattr(x, name) for name in meta_fields)
 
   def flatten(x):
-    return [getattr(x, name) for name in data_fields], tuple(getattr(x, name) for name in meta_fields)
+    return ([getattr(x, name) for name in data_fields],
+            tuple(getattr(x, name) for name in meta_fields))
 
   def unflatten(meta, children):
     return nodetype(**dict(zip(meta_fields, meta)), **dict(zip(data_fields, children)))
@@ -407,7 +408,8 @@ _NAMEDTUPLE = _NodeType(
   flatten=lambda t: (tuple(t), type(t)),
   flatten_with_keys=lambda t: ([(GetAttrKey(f), c) for f, c in zip(t._fields, t)], type(t)),
   unflatten=lambda cls, children: cls(*children),
-  to_str=lambda cls, kids: f"{cls.__name__}({', '.join(f'{f}={s}' for f, s in zip(cls._fields, kids))})")
+  to_str=lambda cls, kids: f"{cls.__name__}("
+                           f"{', '.join(f'{f}={s}' for f, s in zip(cls._fields, kids))})")
 
 
 def _node_type_of(x: Any) -> _NodeType | None:

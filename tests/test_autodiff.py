@@ -628,7 +628,8 @@ ELEMENTWISE = [
 @given(fns=st.lists(st.sampled_from(range(len(ELEMENTWISE))), min_size=1, max_size=3),
        data=st.data())
 def test_grad_of_sum_of_elementwise_functions(fns, data):
-  xs = [data.draw(arrays(np.float32, (3,), elements=bounded_elements(np.float32, *ELEMENTWISE[i][2:])))
+  xs = [data.draw(arrays(np.float32, (3,),
+                         elements=bounded_elements(np.float32, *ELEMENTWISE[i][2:])))
       for i in fns]
 
   def f(*args):

@@ -22,7 +22,8 @@ def test_shaped_array_forms():
   weak = core.ShapedArray((), np.int32, weak_type=True)
   assert str(weak) == "~int32[]"
   assert repr(weak) == "ShapedArray(int32[], weak_type=True)"
-  assert a == core.ShapedArray([3, 4], "float32") and hash(a) == hash(core.ShapedArray((3, 4), np.float32))
+  assert (a == core.ShapedArray([3, 4], "float32")
+          and hash(a) == hash(core.ShapedArray((3, 4), np.float32)))
   assert a != a.update(weak_type=True)
   assert a.ndim == 2 and a.size == 12
 

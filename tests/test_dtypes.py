@@ -33,8 +33,10 @@ def test_promotion_is_commutative(a, b):
 
 def test_promotion_through_the_weak_float_is_not_associative():
   """uint64 with int8 meets at the weak float, which is float64; JAX gives the same."""
-  assert dtypes.promote_types(dtypes.promote_types(np.uint64, np.int8), dtypes.bfloat16) == np.float64
-  assert dtypes.promote_types(np.uint64, dtypes.promote_types(np.int8, dtypes.bfloat16)) == dtypes.bfloat16
+  assert dtypes.promote_types(dtypes.promote_types(np.uint64, np.int8),
+                              dtypes.bfloat16) == np.float64
+  assert dtypes.promote_types(np.uint64,
+                              dtypes.promote_types(np.int8, dtypes.bfloat16)) == dtypes.bfloat16
 
 
 @given(st.sampled_from(ALL))

@@ -48,7 +48,8 @@ def test_lazy_submodules_work_through_every_import_form():
           "from refimpl.numpy import linalg\n"
           "key = jax.random.key(0)\n"
           "print(json.dumps([float(nn.relu(-1.0)), float(refimpl.scipy.special.erf(0.0)),\n"
-          "                  float(linalg.det(jnp.eye(2))), float(jnp.fft.fft(jnp.ones(2))[0].real),\n"
+          "                  float(linalg.det(jnp.eye(2))), "
+          "float(jnp.fft.fft(jnp.ones(2))[0].real),\n"
           "                  jax.random.key_data(key).tolist()]))")
   assert _run(code) == [0.0, 0.0, 1.0, 2.0, [0, 0]]
 

@@ -57,7 +57,8 @@ def test_two_traces_of_the_same_program_share_a_key_and_compile_once(make, count
   assert a.jaxpr.structural_key() == b.jaxpr.structural_key()
   assert a.structural_key() == b.structural_key()
   expected = jax.jit(first)(x)
-  assert counting_backend  # the program (and the jits inside it, which run as programs of their own)
+  # the program (and the jits inside it, which run as programs of their own)
+  assert counting_backend
   compiled_first = len(counting_backend)
   np.testing.assert_array_equal(jax.jit(second)(x), expected)
   assert len(counting_backend) == compiled_first

@@ -146,14 +146,16 @@ INT_SHAPE_SAMPLERS = {
     "triangular": lambda s: random.triangular(K, 0., .5, 1., s),
     "geometric": lambda s: random.geometric(K, .5, s),
     "truncated_normal": lambda s: random.truncated_normal(K, -1., 1., s),
-    "poisson": lambda s: random.poisson(K, 3., s), "binomial": lambda s: random.binomial(K, 5., .5, s),
+    "poisson": lambda s: random.poisson(K, 3., s),
+    "binomial": lambda s: random.binomial(K, 5., .5, s),
     "multivariate_normal": lambda s: random.multivariate_normal(K, jnp.zeros(2), jnp.eye(2), s),
     "orthogonal": lambda s: random.orthogonal(K, 2, s), "wald": lambda s: random.wald(K, 1., s),
     "gamma": lambda s: random.gamma(K, 2., s), "loggamma": lambda s: random.loggamma(K, 2., s),
     "beta": lambda s: random.beta(K, 2., 3., s),
     "dirichlet": lambda s: random.dirichlet(K, jnp.ones(2), s),
     "chisquare": lambda s: random.chisquare(K, 2., s), "f": lambda s: random.f(K, 2., 3., s),
-    "t": lambda s: random.t(K, 3., s), "generalized_normal": lambda s: random.generalized_normal(K, 1.5, s),
+    "t": lambda s: random.t(K, 3., s),
+    "generalized_normal": lambda s: random.generalized_normal(K, 1.5, s),
     "ball": lambda s: random.ball(K, 2, 2, s), "split": lambda s: random.split(K, s),
 }
 
@@ -187,7 +189,8 @@ def test_int_shape_refused_where_jax_refuses():
     ("triangular", lambda: random.triangular(K, 0., [.5], 1.)),
     ("binomial", lambda: random.binomial(K, [5.], 0.5)), ("wald", lambda: random.wald(K, "a")),
     ("gamma", lambda: random.gamma(K, [1.])), ("loggamma", lambda: random.loggamma(K, [1.])),
-    ("beta", lambda: random.beta(K, 1., [2.])), ("dirichlet", lambda: random.dirichlet(K, [1., 2.])),
+    ("beta", lambda: random.beta(K, 1., [2.])),
+    ("dirichlet", lambda: random.dirichlet(K, [1., 2.])),
     ("chisquare", lambda: random.chisquare(K, [1.])), ("f", lambda: random.f(K, 1., [2.])),
     ("t", lambda: random.t(K, [3.])),
 ])

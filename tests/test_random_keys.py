@@ -25,7 +25,8 @@ def data(keys):
 
 @pytest.mark.parametrize("mode", [True, False])
 def test_key_data_golden(mode):
-  name = "threefry_partitionable=True (default)" if mode else "threefry_partitionable=False (legacy)"
+  name = ("threefry_partitionable=True (default)" if mode
+          else "threefry_partitionable=False (legacy)")
   entry = GOLDEN[name]["key_data(key(1701))"]
   with jax.threefry_partitionable(mode):
     got = random.key_data(random.key(1701))

@@ -69,7 +69,8 @@ def test_regularized_gamma_against_closed_forms():
   for a in (1, 3, 10, 30):
     q = [math.exp(-v) * sum(v ** k / math.factorial(k) for k in range(a)) for v in x]
     np.testing.assert_allclose(rs.regularized_gamma_q(a, x), q, rtol=1e-11)
-    np.testing.assert_allclose(rs.regularized_gamma_p(a, x), 1 - np.array(q), rtol=1e-11, atol=1e-15)
+    np.testing.assert_allclose(rs.regularized_gamma_p(a, x), 1 - np.array(q), rtol=1e-11,
+                               atol=1e-15)
   assert rs.regularized_gamma_p(2.0, 0.0) == 0.0 and rs.regularized_gamma_q(2.0, 0.0) == 1.0
   assert rs.regularized_gamma_p(2.0, np.inf) == 1.0
   assert np.isnan(rs.regularized_gamma_p(-1.0, 1.0)) and np.isnan(rs.regularized_gamma_p(1.0, -1.0))
@@ -82,7 +83,8 @@ def test_regularized_beta_against_closed_forms():
   np.testing.assert_allclose(rs.regularized_beta(0.5, 0.5, x),
                              2 / np.pi * np.arcsin(np.sqrt(x)), rtol=1e-12)
   # symmetry I_x(a, b) = 1 - I_{1-x}(b, a), with large parameters
-  np.testing.assert_allclose(rs.regularized_beta(40.0, 7.0, x), 1 - rs.regularized_beta(7.0, 40.0, 1 - x),
+  np.testing.assert_allclose(rs.regularized_beta(40.0, 7.0, x),
+                             1 - rs.regularized_beta(7.0, 40.0, 1 - x),
                              rtol=1e-11, atol=1e-15)
   assert np.isnan(rs.regularized_beta(1.0, 1.0, 1.5))
 
@@ -91,11 +93,13 @@ def test_cdf_identities():
   t = np.linspace(-6, 6, 41)
   # t(1) is Cauchy, t(2) has a closed form, F(1, ν) is t(ν)²
   np.testing.assert_allclose(rs.t_cdf(t, 1.0), rs.cauchy_cdf(t), rtol=1e-12, atol=1e-15)
-  np.testing.assert_allclose(rs.t_cdf(t, 2.0), 0.5 + t / (2 * np.sqrt(2 + t * t)), rtol=1e-12, atol=1e-15)
+  np.testing.assert_allclose(rs.t_cdf(t, 2.0), 0.5 + t / (2 * np.sqrt(2 + t * t)),
+                             rtol=1e-12, atol=1e-15)
   pos = t[t > 0]
   np.testing.assert_allclose(rs.f_cdf(pos ** 2, 1.0, 7.0), 2 * rs.t_cdf(pos, 7.0) - 1, rtol=1e-12)
   # generalized normal: p = 2 is N(0, 1/2), p = 1 is Laplace
-  np.testing.assert_allclose(rs.generalized_normal_cdf(t, 2.0), rs.normal_cdf(t * math.sqrt(2)), rtol=1e-12)
+  np.testing.assert_allclose(rs.generalized_normal_cdf(t, 2.0), rs.normal_cdf(t * math.sqrt(2)),
+                             rtol=1e-12)
   np.testing.assert_allclose(rs.generalized_normal_cdf(t, 1.0), rs.laplace_cdf(t), rtol=1e-12)
   # Maxwell: erf(x/√2) - √(2/π) x e^{-x²/2}; double-sided version is symmetric
   m = np.abs(t)
@@ -103,13 +107,16 @@ def test_cdf_identities():
   np.testing.assert_allclose(rs.maxwell_cdf(m), erf - np.sqrt(2 / np.pi) * m * np.exp(-m * m / 2),
                              rtol=1e-12, atol=1e-15)
   np.testing.assert_allclose(rs.double_sided_maxwell_cdf(t, 1.0, 2.0),
-                             1 - rs.double_sided_maxwell_cdf(2.0 - t, 1.0, 2.0), rtol=1e-12, atol=1e-15)
+                             1 - rs.double_sided_maxwell_cdf(2.0 - t, 1.0, 2.0),
+                             rtol=1e-12, atol=1e-15)
   # chi-square 2 is exponential with scale 2; loggamma(1) is the log of an exponential
   np.testing.assert_allclose(rs.chisquare_cdf(m, 2.0), rs.exponential_cdf(m, 2.0), rtol=1e-12)
-  np.testing.assert_allclose(rs.loggamma_cdf(t, 1.0), -np.expm1(-np.exp(t)), rtol=1e-12, atol=1e-300)
+  np.testing.assert_allclose(rs.loggamma_cdf(t, 1.0), -np.expm1(-np.exp(t)),
+                             rtol=1e-12, atol=1e-300)
   # truncated normal: 0 and 1 at the bounds, the renormalized Φ inside
   np.testing.assert_allclose(rs.truncated_normal_cdf([-3.0, -1.0, 0.0, 2.0, 3.0], -1.0, 2.0),
-                             [0.0, 0.0, (0.5 - rs.normal_cdf(-1.0)) / (rs.normal_cdf(2.0) - rs.normal_cdf(-1.0)),
+                             [0.0, 0.0, (0.5 - rs.normal_cdf(-1.0))
+                              / (rs.normal_cdf(2.0) - rs.normal_cdf(-1.0)),
                               1.0, 1.0], rtol=1e-12)
   # off the support
   assert rs.gamma_cdf(-1.0, 2.0) == 0.0 and rs.beta_cdf(1.5, 2.0, 3.0) == 1.0
@@ -178,7 +185,8 @@ CONTINUOUS = [
     ("generalized_normal", lambda r, n: _generalized_normal(r, n, 3.0),
      lambda x: rs.generalized_normal_cdf(x, 3.0), lambda x: rs.generalized_normal_cdf(x, 1.5)),
     ("triangular", lambda r, n: r.triangular(-1.0, 0.5, 2.0, n),
-     lambda x: rs.triangular_cdf(x, -1.0, 0.5, 2.0), lambda x: rs.triangular_cdf(x, -1.0, 0.8, 2.0)),
+     lambda x: rs.triangular_cdf(x, -1.0, 0.5, 2.0),
+     lambda x: rs.triangular_cdf(x, -1.0, 0.8, 2.0)),
     ("wald", lambda r, n: r.wald(0.8, 1.0, n), lambda x: rs.wald_cdf(x, 0.8),
      lambda x: rs.wald_cdf(x, 0.9)),
 ]
@@ -204,12 +212,14 @@ def _discrete_cases():
       ("rademacher", rng.choice([-1, 1], N), [-1, 1], rs.rademacher_pmf([-1, 1]), [0.44, 0.56]),
       ("randint", rng.integers(-3, 7, N), np.arange(-3, 7), rs.randint_pmf(np.arange(-3, 7), -3, 7),
        rs.randint_pmf(np.arange(-3, 7), -3, 8)),
-      ("categorical", rng.choice(5, N, p=probs), np.arange(5), rs.categorical_pmf(np.arange(5), probs),
+      ("categorical", rng.choice(5, N, p=probs), np.arange(5),
+       rs.categorical_pmf(np.arange(5), probs),
        rs.categorical_pmf(np.arange(5), probs + [0.05, 0, 0, 0, 0])),
       ("poisson", rng.poisson(3.5, N), ks, rs.poisson_pmf(ks, 3.5), rs.poisson_pmf(ks, 3.8)),
       ("binomial", rng.binomial(20, 0.3, N), np.arange(21), rs.binomial_pmf(np.arange(21), 20, 0.3),
        rs.binomial_pmf(np.arange(21), 20, 0.33)),
-      ("geometric", rng.geometric(0.2, N), ks, rs.geometric_pmf(ks, 0.2), rs.geometric_pmf(ks, 0.22)),
+      ("geometric", rng.geometric(0.2, N), ks, rs.geometric_pmf(ks, 0.2),
+       rs.geometric_pmf(ks, 0.22)),
   ]
 
 
@@ -329,7 +339,8 @@ def test_ks_validation():
 
 def test_check_ks_failure_message():
   x = np.random.default_rng(0).standard_normal(1000)
-  with pytest.raises(AssertionError, match=r"shifted: Kolmogorov–Smirnov test rejects .* n = 1000"):
+  with pytest.raises(AssertionError,
+                     match=r"shifted: Kolmogorov–Smirnov test rejects .* n = 1000"):
     rs.check_ks(x, lambda t: rs.normal_cdf(t, loc=0.5), name="shifted")
 
 

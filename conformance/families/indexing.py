@@ -158,7 +158,8 @@ LAX_SLICE_CASES = [
     Case("lax.dynamic_update_slice_in_dim", lax.dynamic_update_slice_in_dim,
          lambda: _in_dim_inputs(update=True), divergence="dynamic_update_slice_clamps_start"),
     Case("lax.dynamic_update_index_in_dim", lax.dynamic_update_index_in_dim,
-         lambda: _in_dim_inputs(update=True, index=True), divergence="dynamic_update_slice_clamps_start"),
+         lambda: _in_dim_inputs(update=True, index=True),
+         divergence="dynamic_update_slice_clamps_start"),
 ]
 
 
@@ -399,7 +400,8 @@ JNP_CASES = [
     Case("jnp getitem", lambda x, idx: jnp.asarray(x)[idx], _getitem_inputs,
          lambda x, idx: x[idx]),
     Case("jnp getitem[out of bounds]", lambda x, index, axis: jnp.asarray(x)[
-        _axis_index(axis, index)], _out_of_bounds_inputs, divergence="getitem_clamps_out_of_bounds"),
+        _axis_index(axis, index)], _out_of_bounds_inputs,
+         divergence="getitem_clamps_out_of_bounds"),
     Case("x.at[idx].get", lambda x, idx: jnp.asarray(x).at[idx].get(), _getitem_inputs,
          lambda x, idx: x[idx]),
     Case("x.at[idx].set", _at("set"), lambda: _update_inputs(ALL, True), _numpy_set),

@@ -249,7 +249,8 @@ CASES = [
          divergence="std_rounds_variance_first",
          **_STD_TOLERANCE),
     Case("jnp means and variances[integer operands]", lambda a, ufunc, **kwargs: getattr(
-        jnp, ufunc)(a, **kwargs), _integer_mean_inputs, divergence="integers_promote_to_default_float", **_VAR_TOLERANCE),
+        jnp, ufunc)(a, **kwargs), _integer_mean_inputs,
+         divergence="integers_promote_to_default_float", **_VAR_TOLERANCE),
     Case("jnp.argmax", jnp.argmax, _inputs(ALL, nonempty=True, single_axis=True), np.argmax),
     Case("jnp.argmin", jnp.argmin, _inputs(ALL, nonempty=True, single_axis=True), np.argmin),
     Case("jnp.nanargmax", jnp.nanargmax, _inputs(ORDERED, nonempty=True, single_axis=True),

@@ -80,7 +80,8 @@ def _expit(v):
 
 def _mulhi(x, y):
   bits = x.dtype.itemsize * 8
-  high = [(int(a) * int(b)) >> bits for a, b in zip(*(v.ravel() for v in np.broadcast_arrays(x, y)))]
+  high = [(int(a) * int(b)) >> bits
+          for a, b in zip(*(v.ravel() for v in np.broadcast_arrays(x, y)))]
   return np.array(high, dtype=object).reshape(np.broadcast_shapes(x.shape, y.shape)).astype(x.dtype)
 
 

@@ -151,7 +151,8 @@ CASES = [
     Case("lax.while_loop.damped_sines", _damped_sines,
          lambda: S.bounded_case_inputs([np.float32], 1, -2.0, 2.0, max_dims=2),
          _damped_sines_np, rtol=1e-5, atol=1e-5),
-    Case("lax.while_loop.nested", _nested, lambda: _positive_floats(np.float32, max_dims=1, min_side=1),
+    Case("lax.while_loop.nested", _nested,
+         lambda: _positive_floats(np.float32, max_dims=1, min_side=1),
          _nested_np),
 ]
 

@@ -483,7 +483,8 @@ def complex_atan2(x, y):
 
 _COMPLEX_FUNCTIONS = {
     "np.exp": "S.complex_exp", "np.log": complex_log, "np.exp2": complex_exp2,
-    "np.log1p": complex_log1p, "np.expm1": complex_expm1, "S.logistic": complex_logistic, "np.tanh": ctanh,
+    "np.log1p": complex_log1p, "np.expm1": complex_expm1, "S.logistic": complex_logistic,
+    "np.tanh": ctanh,
     "np.sin": csin, "np.cos": ccos, "np.tan": ctan, "np.arcsin": casin, "np.arccos": cacos,
     "np.arctan": catan, "np.sinh": csinh, "np.cosh": ccosh, "np.arcsinh": casinh,
     "np.arccosh": cacosh, "np.arctanh": catanh}
@@ -626,7 +627,7 @@ def _select_n(ctx, which, *cases):
   return expr
 
 
-# --- casts and complex parts ------------------------------------------------------------------------
+# --- casts and complex parts ----------------------------------------------------------------------
 
 def _convert(x, old, new):
   """Source converting scalar `x` of dtype `old` to `new`, as `convert_element_type`."""
@@ -675,7 +676,7 @@ def _copy(ctx, x):
   return x
 
 
-# --- bits of floats ----------------------------------------------------------------------------------
+# --- bits of floats -------------------------------------------------------------------------------
 
 @scalar_jit
 def reduce_precision_bits(bits, drop, exponent_mask, overflow, underflow, sign_bit, word):

@@ -85,7 +85,8 @@ def _column_block(typingctx, a, b, out, x, y, z, count, n):
     with cgutils.for_range(builder, count) as loop:
       k = loop.index
       factor = builder.load(builder.gep(arrays[0], [builder.add(x, k)]))
-      splat = builder.insert_element(ir.Constant(vector, None), factor, ir.Constant(ir.IntType(32), 0))
+      splat = builder.insert_element(ir.Constant(vector, None), factor,
+                                     ir.Constant(ir.IntType(32), 0))
       splat = builder.shuffle_vector(splat, ir.Constant(vector, None),
                                      ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
       row = builder.add(y, builder.mul(k, n))
@@ -298,7 +299,8 @@ def matmul_operands(ctx, lhs, rhs, dimension_numbers):
   lhs_free = lax._free_dims(lhs_aval.ndim, lc, lb)
   rhs_free = lax._free_dims(rhs_aval.ndim, rc, rb)
   size = lambda aval, dims: math.prod(aval.shape[d] for d in dims)
-  sizes = [size(lhs_aval, lb), size(lhs_aval, lhs_free), size(lhs_aval, lc), size(rhs_aval, rhs_free)]
+  sizes = [size(lhs_aval, lb), size(lhs_aval, lhs_free), size(lhs_aval, lc),
+           size(rhs_aval, rhs_free)]
   a = operand(ctx, lhs, lhs_aval, [*lb, *lhs_free, *lc], compute)
   b = operand(ctx, rhs, rhs_aval, [*rb, *rc, *rhs_free], compute)
   return a, b, sizes, compute
@@ -986,7 +988,8 @@ def schur(x, z, taus, sizes):
   `taus` (n - 1 elements) is scratch; `sizes` is (B, n)."""
   batch, n = sizes[0], sizes[1]
   for p in range(batch):
-    t, q = x[p * n * n:(p + 1) * n * n].reshape((n, n)), z[p * n * n:(p + 1) * n * n].reshape((n, n))
+    t, q = (x[p * n * n:(p + 1) * n * n].reshape((n, n)),
+            z[p * n * n:(p + 1) * n * n].reshape((n, n)))
     ok = _finite(t)
     if ok:   # (the reference's `decompose`)
       exponent = _to_unit_scale(t)

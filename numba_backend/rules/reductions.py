@@ -75,8 +75,10 @@ def _eight_lanes(typingctx, x, start, stop, zero):
           and isinstance(zero, (types.Float, types.Integer))):
     return None
   floating = isinstance(zero, types.Float)
-  narrowing = (isinstance(x.dtype, types.Float) and (not floating or x.dtype.bitwidth > zero.bitwidth)
-               or isinstance(x.dtype, types.Integer) and not floating and x.dtype.bitwidth > zero.bitwidth)
+  narrowing = (isinstance(x.dtype, types.Float)
+               and (not floating or x.dtype.bitwidth > zero.bitwidth)
+               or isinstance(x.dtype, types.Integer) and not floating
+               and x.dtype.bitwidth > zero.bitwidth)
   if narrowing:
     return None   # not one of NumPy's sums
 
@@ -97,7 +99,8 @@ def _eight_lanes(typingctx, x, start, stop, zero):
       return (builder.sext if signed else builder.zext)(v, lanes)
 
     add = builder.fadd if floating else builder.add
-    accumulators = cgutils.alloca_once_value(builder, add(_splat(builder, args[3], lanes), load(start)))
+    accumulators = cgutils.alloca_once_value(builder,
+                                             add(_splat(builder, args[3], lanes), load(start)))
     first = builder.add(start, ir.Constant(start.type, 8))
     with cgutils.for_range_slice(builder, first, stop, ir.Constant(start.type, 8)) as (i, _):
       builder.store(add(builder.load(accumulators), load(i)), accumulators)
@@ -767,7 +770,8 @@ def _arg_extremum(largest):
     beats = (complex_greater if complex_ else greater) if largest else \
         (complex_less if complex_ else less)
     out = new_flat(ctx, math.prod(out_aval.shape), np.int64)
-    ctx.emit(f"{ctx.function(arg_best)}({values}, {', '.join(map(ctx.dim, _along(aval, axes[0])))}, "
+    ctx.emit(f"{ctx.function(arg_best)}({values}, "
+             f"{', '.join(map(ctx.dim, _along(aval, axes[0])))}, "
              f"{ctx.function(beats)}, {out})")
     return stored(ctx, out, np.int64, out_aval)
   return rule

@@ -212,7 +212,7 @@ def polygamma(m, x):
   return sign * math.copysign(_exp(_lgamma(m + 1) + math.log(abs(z))), z)
 
 
-# --- incomplete gamma ------------------------------------------------------------------------------
+# --- incomplete gamma -----------------------------------------------------------------------------
 
 @scalar_jit
 def _igamma_series(a, x):
@@ -396,7 +396,7 @@ def random_gamma_grad(a, x):
   return (f * (log_x - digamma(a)) + df) * x
 
 
-# --- Bessel functions ------------------------------------------------------------------------------
+# --- Bessel functions -----------------------------------------------------------------------------
 
 @scalar_jit
 def _bessel_ie(nu, x):
@@ -510,7 +510,7 @@ def erf_inv_f64(x):
   return p * x
 
 
-# --- regularized incomplete beta --------------------------------------------------------------------
+# --- regularized incomplete beta ------------------------------------------------------------------
 
 @scalar_jit
 def _betainc_fraction(a, b, x):
@@ -558,7 +558,7 @@ def regularized_incomplete_beta(a, b, x):
   return _betainc_lower(a, b, x)
 
 
-# --- mulhi -------------------------------------------------------------------------------------------
+# --- mulhi ----------------------------------------------------------------------------------------
 
 @scalar_jit
 def mulhi_u64(x, y):
@@ -583,7 +583,7 @@ def mulhi_i64(x, y):
   return np.int64(high)
 
 
-# --- rules ----------------------------------------------------------------------------------------------
+# --- rules ----------------------------------------------------------------------------------------
 
 def _float64_rule(fn):
   """A rule computing `fn` of the operands in float64, rounded to their dtype."""

@@ -1514,7 +1514,8 @@ def _standard_block(a, b, c, d):
     return 1.0, 0.0, a, b, c, d
   temp = a - d
   p = temp / 2
-  bcmax, bcmis = max(abs(b), abs(c)), min(abs(b), abs(c)) * math.copysign(1, b) * math.copysign(1, c)
+  bcmax, bcmis = (max(abs(b), abs(c)),
+                  min(abs(b), abs(c)) * math.copysign(1, b) * math.copysign(1, c))
   scale = max(abs(p), bcmax)
   discriminant = p / scale * p + bcmax / scale * bcmis
   if discriminant >= 4 * _EPS:   # real eigenvalues: make the block triangular

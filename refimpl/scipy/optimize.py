@@ -331,7 +331,8 @@ def _minimize_bfgs(fun, x0, maxiter=None, norm=jnp.inf, gtol=1e-5, line_search_m
     rho_k = jnp.reciprocal(jnp.dot(y_k, s_k))
     sy_k = s_k[:, None] * y_k[None, :]
     w = jnp.eye(d, dtype=rho_k.dtype) - rho_k * sy_k
-    H_kp1 = jnp.einsum('ij,jk,lk', w, state.H_k, w) + rho_k * s_k[:, None] * s_k[None, :]  # noqa: N806
+    H_kp1 = (jnp.einsum('ij,jk,lk', w, state.H_k, w)  # noqa: N806
+             + rho_k * s_k[:, None] * s_k[None, :])
     return state._replace(
         converged=jnp.linalg.norm(search.g_k, ord=norm) < gtol, failed=search.failed,
         k=state.k + 1, nfev=state.nfev + search.nfev, ngev=state.ngev + search.ngev,

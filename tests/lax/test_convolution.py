@@ -244,7 +244,8 @@ def test_jaxpr_prints_as_jax():
   assert text == """{ lambda ; a:f32[1,2,5] b:f32[3,2,2]. let
     c:f32[1,3,5] = conv_general_dilated[
       batch_group_count=1
-      dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), out_spec=(0, 1, 2))
+      dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), \
+out_spec=(0, 1, 2))
       feature_group_count=1
       lhs_dilation=(1,)
       padding=((1, 1),)

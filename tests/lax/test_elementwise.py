@@ -454,7 +454,8 @@ def test_convert_complex_to_bool_tests_the_real_part():
 
 def test_convert_element_type_saturates_unlike_numpy():
   x = np.array([254.0, 255.0, 256.0, 257.0, -1.0, np.nan, np.inf], np.float32)
-  np.testing.assert_array_equal(lax.convert_element_type(x, np.uint8), [254, 255, 255, 255, 0, 0, 255])
+  np.testing.assert_array_equal(lax.convert_element_type(x, np.uint8),
+                                [254, 255, 255, 255, 0, 0, 255])
   with enable_x64():
     big = np.array([1e30, -1e30, 2.0 ** 63, np.nan])
     np.testing.assert_array_equal(lax.convert_element_type(big, np.int64),
@@ -475,8 +476,10 @@ def test_bitcast_convert_type_matches_view(dtype_x):
   np.testing.assert_array_equal(np.asarray(lax.bitcast_convert_type(x, same_width)).view(np.uint8),
                                 x.view(np.uint8))
   narrow = lax.bitcast_convert_type(x, np.uint8)
-  assert narrow.shape == x.shape + ((np.dtype(dtype).itemsize,) if np.dtype(dtype).itemsize > 1 else ())
-  np.testing.assert_array_equal(np.asarray(narrow).reshape(-1), np.ascontiguousarray(x).view(np.uint8).reshape(-1))
+  assert narrow.shape == x.shape + ((np.dtype(dtype).itemsize,) if np.dtype(dtype).itemsize > 1
+                                    else ())
+  np.testing.assert_array_equal(np.asarray(narrow).reshape(-1),
+                                np.ascontiguousarray(x).view(np.uint8).reshape(-1))
 
 
 def test_bitcast_convert_type_rules():
@@ -581,7 +584,8 @@ def test_lgamma_and_digamma_recurrences(x):
 @given(S.arrays(np.float32, (8,), elements=st.floats(0.0625, 50, width=32)))
 def test_digamma_is_the_derivative_of_lgamma(x):
   h = 1e-5 * np.maximum(1.0, x.astype(np.float64))
-  derivative = [(math.lgamma(v + d) - math.lgamma(v - d)) / (2 * d) for v, d in zip(x.astype(float), h)]
+  derivative = [(math.lgamma(v + d) - math.lgamma(v - d)) / (2 * d)
+                for v, d in zip(x.astype(float), h)]
   np.testing.assert_allclose(lax.digamma(x), derivative, rtol=1e-5, atol=1e-5)
 
 
@@ -594,7 +598,7 @@ def test_special_functions_keep_16_bit_dtypes(fn, dtype):
   np.testing.assert_allclose(out.astype(np.float32), fn(x.astype(np.float32)), rtol=1e-2)
 
 
-# --- shape and dtype rules, weak types --------------------------------------------------------------
+# --- shape and dtype rules, weak types ------------------------------------------------------------
 
 def test_broadcasting_rules():
   x = np.ones((2, 3), np.float32)
@@ -648,7 +652,7 @@ def test_mul_with_out_dtype():
   assert out.dtype == np.int32 and out == 300
 
 
-# --- jaxprs and jit -----------------------------------------------------------------------------------
+# --- jaxprs and jit -------------------------------------------------------------------------------
 
 def test_jaxpr_params_print_as_in_jax():
   x = np.ones(3, np.float32)

@@ -81,7 +81,8 @@ def test_slice_in_dim_and_index_in_dim():
 def test_slice_jaxpr():
   jaxpr = jax.make_jaxpr(lambda x: lax.slice(x, (1,), (5,), (2,)))(np.ones(6, np.float32))
   assert str(jaxpr) == ("{ lambda ; a:f32[6]. let\n"
-                        "    b:f32[2] = slice[limit_indices=(5,) start_indices=(1,) strides=(2,)] a\n"
+                        "    b:f32[2] = slice[limit_indices=(5,) start_indices=(1,) "
+                        "strides=(2,)] a\n"
                         "  in (b,) }")
 
 

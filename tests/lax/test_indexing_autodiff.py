@@ -116,7 +116,7 @@ def test_integer_gather_has_a_float0_tangent():
   assert tangent.dtype == dtypes.float0 and tangent.shape == (2,)
 
 
-# --- scatter-add, scatter-sub, scatter-mul ----------------------------------------------------------
+# --- scatter-add, scatter-sub, scatter-mul --------------------------------------------------------
 
 @pytest.mark.parametrize("op, sign", [(lax.scatter_add, 1), (lax.scatter_sub, -1)])
 def test_scatter_add_sub_gradients(op, sign):
@@ -152,7 +152,7 @@ def test_scatter_mul_gradients():
     jax.grad(lambda u: jnp.sum(f(x, u, False)))(updates)
 
 
-# --- scatter ----------------------------------------------------------------------------------------
+# --- scatter --------------------------------------------------------------------------------------
 
 def test_scatter_with_repeated_indices_differentiates_the_winner():
   x = np.arange(4.0, dtype=np.float32)
@@ -195,7 +195,7 @@ def test_scatter_apply_is_not_differentiable():
     jax.grad(lambda x: jnp.sum(x.at[0].apply(jnp.sin)))(np.ones(3, np.float32))
 
 
-# --- scatter-min, scatter-max ----------------------------------------------------------------------
+# --- scatter-min, scatter-max ---------------------------------------------------------------------
 
 def test_scatter_max_tangent_goes_to_the_winner():
   x = np.array([1.0, 5.0], np.float32)
@@ -231,7 +231,7 @@ def test_scatter_max_gradient_of_a_dropped_update_is_zero():
   np.testing.assert_array_equal(grad, [1.0, 0.0])
 
 
-# --- jnp indexing end to end -----------------------------------------------------------------------
+# --- jnp indexing end to end ----------------------------------------------------------------------
 
 @given(S.shapes(min_dims=1, max_side=3).flatmap(
     lambda shape: st.tuples(st.just(shape), S.index_expressions(shape))))

@@ -143,7 +143,8 @@ def test_igamma_grad_edge_cases():
 
 # --- log gamma, digamma, polygamma, zeta ---------------------------------------------------------
 
-@given(S.arrays(F64, (8,), elements=st.floats(1.01, 60)), S.arrays(F64, (8,), elements=st.floats(0.01, 100)))
+@given(S.arrays(F64, (8,), elements=st.floats(1.01, 60)),
+       S.arrays(F64, (8,), elements=st.floats(0.01, 100)))
 def test_zeta_recurrence_and_direct_sum(x, q):
   with enable_x64():
     _close(np.asarray(lax.zeta(x, q)) - lax.zeta(x, q + 1), q ** -x, rtol=1e-11)
@@ -163,7 +164,8 @@ def test_zeta_known_values_and_domain():
   q = np.array([1, 1, 0, -1, -0.5, 2, 1, 0.5, inf, 1], np.float32)
   np.testing.assert_array_equal(lax.zeta(x, q), [nan, inf, inf, nan, nan, 0, 1, inf, 0, nan])
   x = np.array([1, 2, 3, 2.5, 0.5], np.float32)   # q = -inf is a pole (JAX: inf, else NaN)
-  np.testing.assert_array_equal(lax.zeta(x, np.full(5, -inf, np.float32)), [inf, inf, nan, nan, nan])
+  np.testing.assert_array_equal(lax.zeta(x, np.full(5, -inf, np.float32)),
+                                [inf, inf, nan, nan, nan])
 
 
 @given(S.arrays(F64, (6,), elements=st.floats(0.1, 30)), st.integers(1, 6))

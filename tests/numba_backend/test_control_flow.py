@@ -107,7 +107,8 @@ def test_scan_ys_of_the_incoming_carry(data, reverse):
 def test_batched_while_keeps_finished_rows():
   """A while whose predicate has axes (vmap of a loop) stops each row when its predicate fails."""
   def f(limits, x):
-    return jax.vmap(lambda l, v: lax.while_loop(lambda s: s[0] < l, lambda s: (s[0] + 1, s[1] * 2.0),
+    return jax.vmap(lambda l, v: lax.while_loop(lambda s: s[0] < l,
+                                                lambda s: (s[0] + 1, s[1] * 2.0),
                                                 (0, v)))(limits, x)
 
   check(f, np.array([0, 3, 1, 5], np.int32), np.ones((4, 2), np.float32))

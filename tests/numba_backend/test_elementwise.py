@@ -35,7 +35,8 @@ def _within_ulps(reference, backend, ulps):
   if ulps:
     bits = np.dtype(f"int{reference.dtype.itemsize * 8}")
     ordered = [np.where(b < 0, np.iinfo(bits).min - b, b)
-               for b in (reference.view(bits).astype(np.int64), backend.view(bits).astype(np.int64))]
+               for b in (reference.view(bits).astype(np.int64),
+                         backend.view(bits).astype(np.int64))]
     close = np.abs(ordered[0] - ordered[1]) <= ulps
     same |= close & np.isfinite(reference) & np.isfinite(backend)
   return same

@@ -71,7 +71,8 @@ def test_debug_print_output(capsys):
 
 
 def test_wrong_result_type_raises_as_the_reference():
-  f = lambda x: jax.pure_callback(lambda v: v.astype(np.float64), jax.ShapeDtypeStruct((2,), np.float32), x)
+  f = lambda x: jax.pure_callback(lambda v: v.astype(np.float64),
+                                  jax.ShapeDtypeStruct((2,), np.float32), x)
   with pytest.raises(RuntimeError, match="Incorrect output dtype"):
     jax.jit(f, backend="numba")(np.ones(2, np.float32))
 
@@ -80,7 +81,8 @@ def test_source_does_not_depend_on_the_callback():
   """Two callbacks give one compiled program (the callback is a run-time token)."""
   from numba_backend import cache
   programs = len(cache._memory)
-  outs = [jax.jit(lambda x, c=c: jax.pure_callback(lambda v: v + c, jax.ShapeDtypeStruct((), np.float32), x),
+  outs = [jax.jit(lambda x, c=c: jax.pure_callback(lambda v: v + c,
+                                                   jax.ShapeDtypeStruct((), np.float32), x),
                   backend="numba")(np.float32(1.0)) for c in (np.float32(1.0), np.float32(2.0))]
   assert [float(o) for o in outs] == [2.0, 3.0]
   assert len(cache._memory) - programs <= 1

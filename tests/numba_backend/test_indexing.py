@@ -140,7 +140,8 @@ def test_scatter_combiners(dtype, data):
 def test_batching_dims(data):
   """operand_batching_dims / start_indices_batching_dims, offset dims not last,
   a window over several dimensions, and scatter_apply's update_jaxpr."""
-  batch, n, k = data.draw(st.integers(0, 3)), data.draw(st.integers(1, 3)), data.draw(st.integers(0, 3))
+  batch, n, k = (data.draw(st.integers(0, 3)), data.draw(st.integers(1, 3)),
+                 data.draw(st.integers(0, 3)))
   x = data.draw(cst.arrays(np.float32, (batch, n, k)))
   m = data.draw(st.integers(0, 3))
   w = data.draw(st.integers(0, k))

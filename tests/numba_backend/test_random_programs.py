@@ -260,7 +260,8 @@ class Builder:
 def unary(b, env, depth, differentiable):
   i = b.pick(env)
   t = env[i]
-  name = b.draw(st.sampled_from([n for n, (_, kinds, _) in UNARY.items() if kind(t.dtype) in kinds]))
+  name = b.draw(st.sampled_from([n for n, (_, kinds, _) in UNARY.items()
+                                 if kind(t.dtype) in kinds]))
   f, _, result = UNARY[name]
   return Op([i], [Type(np.dtype(result(t.dtype)), t.dims)], lambda x: [f(x)], name)
 
@@ -295,7 +296,8 @@ def convert(b, env, depth, differentiable):
   bitcast = t.dtype in BITCASTS and differentiable != "grad" and b.draw(st.booleans())
   dtype = BITCASTS[t.dtype] if bitcast else b.draw(st.sampled_from(DTYPES))
   f = lax.bitcast_convert_type if bitcast else convert_element_type
-  return Op([i], [Type(dtype, t.dims)], lambda x: [f(x, dtype)], "bitcast" if bitcast else "convert")
+  return Op([i], [Type(dtype, t.dims)], lambda x: [f(x, dtype)],
+            "bitcast" if bitcast else "convert")
 
 
 def broadcast(b, env, depth, differentiable):
@@ -668,7 +670,8 @@ def to_types(sources, targets):
   adapts = [adapter(sources[k % len(sources)], t) for k, t in enumerate(targets)]
 
   def fn(values, like):
-    return [adapt(values[k % len(values)], v.shape) for k, (adapt, v) in enumerate(zip(adapts, like))]
+    return [adapt(values[k % len(values)], v.shape)
+            for k, (adapt, v) in enumerate(zip(adapts, like))]
   return fn
 
 
@@ -853,7 +856,8 @@ def draw_program(b, first=None):
   int32 index vector (indices of every size, out of bounds ones included);
   the first operation from `first`, if given."""
   arrays = [Type(b.draw(st.sampled_from(DTYPES)),
-                 tuple(("pool", b.draw(st.integers(0, 2))) for _ in range(b.draw(st.integers(0, 3)))))
+                 tuple(("pool", b.draw(st.integers(0, 2)))
+                       for _ in range(b.draw(st.integers(0, 3)))))
             for _ in range(b.draw(st.integers(1, 3)))]
   types = arrays + list(INDEX_VALUES.values())
   fn, _ = b.block(types, b.draw(st.integers(2, 5)), 0, first=first)

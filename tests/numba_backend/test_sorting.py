@@ -21,7 +21,8 @@ SPECIAL = [np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, 1.0, -1.0]
 def bits(x):
   x = np.asarray(x)
   if dtypes.is_inexact(x.dtype) or dtypes.is_bool(x.dtype):
-    return x.view(f"u{x.dtype.itemsize}") if x.dtype.kind != "c" else x.view(f"u{x.dtype.itemsize // 2}")
+    return (x.view(f"u{x.dtype.itemsize}") if x.dtype.kind != "c"
+            else x.view(f"u{x.dtype.itemsize // 2}"))
   return x
 
 

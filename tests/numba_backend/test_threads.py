@@ -64,7 +64,8 @@ def test_loops_threaded_from_the_threshold(size):
   assert source.count("numba.prange") == (7 if plain else 1 if costly else 0)
 
 
-@pytest.mark.skipif(not threads.AVAILABLE, reason="no threads: the serial loops are tested elsewhere")
+@pytest.mark.skipif(not threads.AVAILABLE,
+                    reason="no threads: the serial loops are tested elsewhere")
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_threaded_loops_match_the_reference_with_any_thread_count(dtype):
   """Bit for bit the reference's, with the machine's threads and with one."""

@@ -41,7 +41,8 @@ def geometry(draw, shape, dilations=True):
 def window_output_shape(shape, params):
   return windows.reduce_window_shape_tuple(
       shape, params["window_dimensions"], params["window_strides"], params["padding"],
-      params.get("base_dilation", (1,) * len(shape)), params.get("window_dilation", (1,) * len(shape)))
+      params.get("base_dilation", (1,) * len(shape)),
+      params.get("window_dilation", (1,) * len(shape)))
 
 
 def valid(shape, params):
@@ -57,11 +58,14 @@ def test_reduce_window(dtype, data):
   """reduce_window_sum/max/min and the generic reduce_window (a non-monoid fold)."""
   x = data.draw(cst.arrays(dtype, cst.shapes(min_dims=2, max_dims=2)))
   params = data.draw(geometry(x.shape).filter(lambda p: valid(x.shape, p)))
-  fns = {"max": lambda x: lax.reduce_window(x, np.array(max_identity(dtype), dtype), lax.max, **params),
-         "min": lambda x: lax.reduce_window(x, np.array(min_identity(dtype), dtype), lax.min, **params)}
+  fns = {"max": lambda x: lax.reduce_window(x, np.array(max_identity(dtype), dtype), lax.max,
+                                            **params),
+         "min": lambda x: lax.reduce_window(x, np.array(min_identity(dtype), dtype), lax.min,
+                                            **params)}
   if not dtypes.is_bool(dtype):
     fns["sum"] = lambda x: lax.reduce_window(x, np.array(0, dtype), lax.add, **params)
-    fns["fold"] = lambda x: lax.reduce_window(x, np.array(1, dtype), lambda a, b: a * b - a, **params)
+    fns["fold"] = lambda x: lax.reduce_window(x, np.array(1, dtype), lambda a, b: a * b - a,
+                                              **params)
   run_x64(dtype, lambda: check(lambda x: [f(x) for f in fns.values()], list(fns), x))
 
 

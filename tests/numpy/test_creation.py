@@ -129,7 +129,7 @@ def test_ndarray_covers_arrays_and_tracers():
   assert seen == [True]
 
 
-# --- filled arrays ----------------------------------------------------------------------------------
+# --- filled arrays --------------------------------------------------------------------------------
 
 @given(shapes(), st.sampled_from([None, np.int8, np.float16, np.bool_, np.complex64]))
 def test_filled_arrays(shape, dtype):
@@ -177,7 +177,7 @@ def test_filled_array_details():
     jax.jit(lambda n: jnp.zeros(n))(3)
 
 
-# --- ranges -------------------------------------------------------------------------------------------
+# --- ranges ---------------------------------------------------------------------------------------
 
 @given(st.integers(-5, 5), st.one_of(st.none(), st.integers(-5, 10)),
        st.one_of(st.none(), st.integers(1, 3), st.integers(-3, -1)))
@@ -235,7 +235,7 @@ def test_logspace_and_geomspace():
   _check(jnp.geomspace(-1, -16, 5), np.geomspace(-1, -16, 5).astype(np.float32), np.float32)
 
 
-# --- eye, tri, grids ------------------------------------------------------------------------------------
+# --- eye, tri, grids ------------------------------------------------------------------------------
 
 @given(st.integers(0, 4), st.one_of(st.none(), st.integers(0, 4)), st.integers(-4, 4))
 def test_eye_and_tri_match_numpy(n, m, k):
@@ -274,7 +274,7 @@ def test_indices_matches_numpy():
     _check(actual, expected, np.int32)
 
 
-# --- broadcasting ----------------------------------------------------------------------------------------
+# --- broadcasting ---------------------------------------------------------------------------------
 
 @given(shapes(max_dims=3), shapes(max_dims=3))
 def test_broadcast_shapes_and_arrays_match_numpy(s1, s2):

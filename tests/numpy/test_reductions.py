@@ -178,7 +178,7 @@ def test_nan_propagation():
   assert int(jnp.argmax(x)) == 1 and int(jnp.argmin(x)) == 1
 
 
-# --- mean, var, std, average -----------------------------------------------------------------------
+# --- mean, var, std, average ----------------------------------------------------------------------
 
 @given(dtype_and_array([np.float32, np.int16, np.bool_, np.float16],
                        shape=shapes(min_side=1), allow_nan=False, allow_inf=False,
@@ -259,7 +259,7 @@ def test_nanargmax_nanargmin():
     jnp.argmax(np.zeros((0,)))
 
 
-# --- nan reductions ----------------------------------------------------------------------------------
+# --- nan reductions -------------------------------------------------------------------------------
 
 @given(dtype_and_array([np.float32, np.float16], shape=shapes(min_side=1)), st.data())
 def test_nan_reductions_match_numpy(dx, data):

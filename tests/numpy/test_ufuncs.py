@@ -371,7 +371,7 @@ def test_round_decimals(decimals):
   np.testing.assert_array_equal(jnp.around(np.array([1, 2], np.int32)), [1, 2])
 
 
-# --- promotion ----------------------------------------------------------------------------------------
+# --- promotion ------------------------------------------------------------------------------------
 
 _GOLDEN = json.loads((pathlib.Path(__file__).parent.parent / "data" / "promotion.json").read_text())
 _DTYPES_BY_NAME = {np.dtype(d).name: np.dtype(d) for d in dtypes.SUPPORTED_DTYPES}
@@ -399,7 +399,8 @@ def test_array_plus_python_scalar_matches_jax(case):
 def test_promotion_where_jax_differs_from_numpy():
   i8, u8 = np.ones(2, np.int8), np.ones(2, np.uint8)
   assert jnp.add(i8, u8).dtype == np.int16 == np.add(i8, u8).dtype
-  assert jnp.add(np.ones(2, np.int32), np.ones(2, np.uint32)).dtype == np.int32  # x64 off: int64 -> int32
+  # x64 off: int64 -> int32
+  assert jnp.add(np.ones(2, np.int32), np.ones(2, np.uint32)).dtype == np.int32
   with enable_x64():
     assert jnp.add(np.ones(2, np.int64), np.ones(2, np.uint64)).dtype == np.float64
   # An int32 array and a Python float: float32 (NumPy: float64). As in JAX's
@@ -428,7 +429,7 @@ def test_weak_types():
   assert not jnp.multiply(2, np.ones(2, np.float16)).weak_type
 
 
-# --- JAX semantics that differ from NumPy --------------------------------------------------------------
+# --- JAX semantics that differ from NumPy ---------------------------------------------------------
 
 def test_astype_saturates_float_to_int():
   np.testing.assert_array_equal(jnp.arange(254.0, 258.0).astype("uint8"), [254, 255, 255, 255])
@@ -514,7 +515,7 @@ def test_special_values():
                              np.log(np.exp(1 + 1j) + np.exp(2 - 1j)), rtol=1e-6)
 
 
-# --- jaxprs -----------------------------------------------------------------------------------------------
+# --- jaxprs ---------------------------------------------------------------------------------------
 
 def _jaxpr(fn, *args):
   return str(jax.make_jaxpr(fn)(*args))
@@ -598,7 +599,8 @@ def test_python_scalars_are_weak_in_promotion(a, scalar):
   """An array meeting a Python scalar keeps its dtype unless the scalar's kind is
   higher (int < float < complex); a result of a higher kind is weakly typed."""
   x = np.zeros(2, a)
-  out = jnp.add(x, scalar) if a != np.bool_ or type(scalar) is not bool else jnp.logical_or(x, scalar)
+  out = (jnp.add(x, scalar) if a != np.bool_ or type(scalar) is not bool
+         else jnp.logical_or(x, scalar))
   want, weak = dtypes.result_type_and_weak_type(x, scalar)
   assert (out.dtype, out.weak_type) == (want, weak)
   def rank(dt):  # bool < int < float < complex

@@ -42,8 +42,10 @@ def test_not_enough_core_dimensions():
 @given(st.data())
 def test_cross_product_matches_numpy(data):
   shape_a, shape_b = data.draw(S.broadcastable_shapes(2, max_dims=2))
-  a = data.draw(S.arrays(np.float32, shape_a + (3,), elements=S.bounded_elements(np.float32, -10, 10)))
-  b = data.draw(S.arrays(np.float32, shape_b + (3,), elements=S.bounded_elements(np.float32, -10, 10)))
+  a = data.draw(S.arrays(np.float32, shape_a + (3,),
+                         elements=S.bounded_elements(np.float32, -10, 10)))
+  b = data.draw(S.arrays(np.float32, shape_b + (3,),
+                         elements=S.bounded_elements(np.float32, -10, 10)))
   np.testing.assert_allclose(cross_product(a, b), np.cross(a, b), rtol=1e-5, atol=1e-5)
 
 

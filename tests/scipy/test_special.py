@@ -163,7 +163,8 @@ def test_factorial_comb_poch_multigammaln():
   with pytest.raises(NotImplementedError):
     sp.factorial(3, exact=True)
   N, k = np.meshgrid(np.arange(-1, 12), np.arange(-1, 12))
-  expected = [[math.comb(a, b) if 0 <= b <= a else 0 for a, b in zip(ra, rb)] for ra, rb in zip(N, k)]
+  expected = [[math.comb(a, b) if 0 <= b <= a else 0 for a, b in zip(ra, rb)]
+              for ra, rb in zip(N, k)]
   _close(sp.comb(N, k), expected, rtol=1e-5)
   _close(sp.comb(np.float32(4), np.float32(2), repetition=True), 10, rtol=1e-6)   # C(5, 2)
   _close(sp.comb(np.float32(4), np.float32(0), repetition=True), 1, rtol=0)
@@ -275,7 +276,8 @@ def test_ndtr_ndtri_log_ndtr(x):
 def test_normal_distribution_tails_and_dtypes():
   with enable_x64():
     x = F64(-100.0)
-    tail = -x * x / 2 - math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log1p(-1 / x ** 2 + 3 / x ** 4)
+    tail = (-x * x / 2 - math.log(-x) - 0.5 * math.log(2 * math.pi)
+            + math.log1p(-1 / x ** 2 + 3 / x ** 4))
     _close(sp.log_ndtr(x), tail, rtol=1e-14)
     _close(sp.ndtri(F64(1e-300)), -37.0471, rtol=1e-5)
   np.testing.assert_array_equal(sp.ndtri(np.float32([0, 1, 2])), [-np.inf, np.inf, np.nan])

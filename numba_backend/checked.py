@@ -2,10 +2,9 @@
 that the rounding is the reference's.
 
 The reference computes a float32 (or 16-bit float) result of exp, expm1,
-log, log1p, sin, cos, tanh and logistic in float64, with NumPy's loops (the C library's \
-functions, or SIMD ones
-within 2 ulps of them), and rounds it once (by way of float32). The
-backend's libm calls are scalar; the functions here are polynomials that
+log, log1p, sin, cos, tanh and logistic in float64, with NumPy's loops
+(the C library's functions, or SIMD ones within 2 ulps of them), and rounds
+it once (by way of float32). The backend's libm calls are scalar; the functions here are polynomials that
 LLVM vectorizes. Each returns `(y, unsure)`: `y` approximates the function
 within a relative error far below `_MARGIN`, and `unsure` is True where `y`
 may round to a float32 other than the one the reference's value rounds to:

@@ -335,9 +335,10 @@ def _random_bits_legacy(key, bit_width, shape):
 class PRNGImpl(NamedTuple):
   """A PRNG: the shape of its uint32 key data and its four key functions.
 
-      seed :: int[] -> K                    split[shape] :: K -> K[*shape]
-      fold_in :: K -> uint32[] -> K         random_bits[bit_width, shape] :: K -> \
-uint<bit_width>[*shape]
+      seed :: int[] -> K
+      split[shape] :: K -> K[*shape]
+      fold_in :: K -> uint32[] -> K
+      random_bits[bit_width, shape] :: K -> uint<bit_width>[*shape]
 
   where K is a `uint32[*key_shape]` array of key data. `name` names the
   implementation (`random.key(0, impl=name)`), `tag` is the short form in

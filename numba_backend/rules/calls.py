@@ -1,10 +1,9 @@
 """Lowering rules of checkpoint and of the primitives that transformations
 leave in programs: `name`, `stop_gradient`, `add_any`, `custom_lin`,
-`random_clone` and `custom_linear_solve`, and of `stage` and `dce_sink`. (The other call \
-primitives, jit,
-custom_jvp_call, custom_vjp_call, custom_vmap_call and any primitive with
-`Primitive.call_jaxpr_param` and no rule of its own, are inlined by
-`lower.lower_jaxpr`.)"""
+`random_clone` and `custom_linear_solve`, and of `stage` and `dce_sink`.
+(The other call primitives, jit, custom_jvp_call, custom_vjp_call,
+custom_vmap_call and any primitive with `Primitive.call_jaxpr_param` and
+no rule of its own, are inlined by `lower.lower_jaxpr`.)"""
 
 from refimpl import ad_checkpoint, custom_derivatives, random
 from refimpl.lax import ad_util, elementwise, staging

@@ -206,8 +206,8 @@ def test_int32_plus_python_int(xs, n, mode):
 @given(st.lists(st.integers(I32_MIN, I32_MAX), min_size=1, max_size=4), _ints,
        st.sampled_from(["less", "equal", "maximum"]))
 def test_int32_compared_with_python_int(xs, n, op):
-  """Comparisons and max are exact when `n` fits int32 (NumPy on Python ints), else \
-OverflowError."""
+  """Comparisons and max are exact when `n` fits int32 (NumPy on Python
+  ints), else OverflowError."""
   x = jnp.asarray(np.array(xs, np.int32))
   fun = getattr(jnp, op)
   if I32_MIN <= n <= I32_MAX:

@@ -2,19 +2,20 @@
 that the rounding is the reference's.
 
 The reference computes a float32 (or 16-bit float) result of exp, expm1,
-log, log1p, sin, cos, tanh and logistic in float64, with NumPy's loops
-(the C library's functions, or SIMD ones within 2 ulps of them), and rounds
-it once (by way of float32). The backend's libm calls are scalar; the functions here are polynomials that
-LLVM vectorizes. Each returns `(y, unsure)`: `y` approximates the function
-within a relative error far below `_MARGIN`, and `unsure` is True where `y`
-may round to a float32 other than the one the reference's value rounds to:
-where a float32 rounding boundary lies within `_MARGIN * |y|` of `y` (about
-one operand in a million), or the operand is outside the range the
-polynomial serves (NaN, infinities, overflow). A loop using them computes
-its elements again with libm where any is unsure (`lower._lower_region`),
-so that its results are the reference's bit for bit;
-tests/numba_backend/test_checked.py checks the claim against NumPy's loops
-for every float32 operand (opt-in) and for samples.
+log, log1p, sin, cos, tanh and logistic in float64, with NumPy's loops (the
+C library's functions, or SIMD ones within 2 ulps of them), and rounds it
+once (by way of float32). The backend's libm calls are scalar; the
+functions here are polynomials that LLVM vectorizes. Each returns `(y,
+unsure)`: `y` approximates the function within a relative error far below
+`_MARGIN`, and `unsure` is True where `y` may round to a float32 other than
+the one the reference's value rounds to: where a float32 rounding boundary
+lies within `_MARGIN * |y|` of `y` (about one operand in a million), or the
+operand is outside the range the polynomial serves (NaN, infinities,
+overflow). A loop using them computes its elements again with libm where
+any is unsure (`lower._lower_region`), so that its results are the
+reference's bit for bit; tests/numba_backend/test_checked.py checks the
+claim against NumPy's loops for every float32 operand (opt-in) and for
+samples.
 """
 
 import math
